@@ -1,0 +1,33 @@
+# convexnn: two commands on a fresh Debian/Ubuntu machine with Go, git, apt and npm:
+#   make notebooks   set up, then execute every notebook headless (small size) into out/notebooks/
+#   make test        set up, then run every test
+# Also: make jupyter (notebook server on 127.0.0.1 with the "Go (convexnn)" kernel), make setup.
+SHELL := /bin/bash
+REPO  := $(CURDIR)
+export JUPYTER_PATH := $(REPO)/.cache/jupyter
+export CONVEXNN_ASSETS := $(REPO)/.cache/assets
+
+.PHONY: setup notebooks test jupyter lint clean
+setup:
+	@bash build/setup.sh
+
+bin/convexnn: setup
+	@go build -o bin/convexnn ./cmd/convexnn
+
+notebooks: bin/convexnn
+	bin/convexnn notebooks -out out/notebooks -size $${SIZE:-small}
+
+lint: setup
+	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed on: $$fmt"; exit 1; fi
+	go vet ./...
+
+# Every test: unit tests with the race detector, then the real-notebook and
+# real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1).
+test: lint
+	CONVEXNN_REQUIRE_E2E=1 go test -race -count=1 -timeout 30m ./...
+
+jupyter: setup
+	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks
+
+clean:
+	rm -rf out bin .cache

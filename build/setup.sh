@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs whatever convexnn needs and is missing, idempotently:
+#   Debian packages (Jupyter, Chromium, cvxopt), the pinned Go tools (GoNB,
+#   goimports, gopls -> bin/), the npm chart assets (-> .cache/assets) and the
+#   "Go (convexnn)" Jupyter kernel (-> .cache/jupyter/kernels/convexnn).
+# Takes seconds when everything is present.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+say() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+command -v go >/dev/null || die "Go is not installed (need Go $(sed -n 's/^go //p' go.mod) or newer): see https://go.dev/doc/install"
+
+# 1. Debian packages.
+debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get: install them (or their equivalents: Jupyter with nbconvert, Chromium, cvxopt) by hand"
+  if [ "$(id -u)" = 0 ]; then sudo=(); elif sudo -n true 2>/dev/null; then sudo=(sudo -n); else
+    die "missing Debian packages: ${missing[*]}. Run: sudo apt-get install -y ${missing[*]}  (setup needs root or password-less sudo to do it)"
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ -x /usr/bin/python3 ] || die "/usr/bin/python3 (Debian's Python, which has the Jupyter packages) is missing"
+/usr/bin/python3 -c 'import nbconvert, nbclient, jupyter_client, notebook' 2>/dev/null ||
+  die "Debian's /usr/bin/python3 cannot import nbconvert/nbclient/jupyter_client/notebook: reinstall ${debs[*]:0:4}"
+
+# 2. Go modules (go.sum pins them) and the pinned Go tools (versions in go.mod), rebuilt only when go.mod changes.
+go mod download || die "downloading Go modules failed: the Go module proxy must be reachable the first time"
+mkdir -p bin
+for t in github.com/janpfeifer/gonb:gonb golang.org/x/tools/cmd/goimports:goimports golang.org/x/tools/gopls:gopls; do
+  pkg=${t%%:*} name=${t##*:}
+  if [ ! -x "bin/$name" ] || [ go.mod -nt "bin/$name" ] || [ go.sum -nt "bin/$name" ]; then
+    say "building $name ($(go list -m -f '{{.Version}}' "${pkg%/cmd/*}" 2>/dev/null || echo pinned))"
+    go build -o "bin/$name" "$pkg" || die "building $pkg failed (the versions are pinned in go.mod; the Go module proxy must be reachable the first time)"
+  fi
+done
+
+# 3. npm assets: echarts, echarts-gl (offline charts), requirejs and MathJax 2
+#    (offline nbconvert HTML exports), at the versions locked in build/assets.
+npmdir=.cache/npm
+if ! cmp -s build/assets/package-lock.json "$npmdir/package-lock.json" || [ ! -d "$npmdir/node_modules/echarts" ]; then
+  command -v npm >/dev/null || die "npm is missing: install Node.js and npm (Debian: apt-get install npm) to fetch the chart assets"
+  say "fetching chart assets from the npm registry"
+  rm -rf "$npmdir"; mkdir -p "$npmdir"
+  cp build/assets/package.json build/assets/package-lock.json "$npmdir/"
+  (cd "$npmdir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null) ||
+    die "npm ci failed: the npm registry must be reachable the first time (assets go to $npmdir)"
+fi
+mkdir -p .cache/assets
+for f in echarts/dist/echarts.min.js echarts-gl/dist/echarts-gl.min.js requirejs/require.js; do
+  cmp -s "$npmdir/node_modules/$f" ".cache/assets/$(basename "$f")" || cp "$npmdir/node_modules/$f" .cache/assets/
+done
+ln -sfn ../npm/node_modules/mathjax .cache/assets/mathjax
+
+# 4. The "Go (convexnn)" kernel, GoNB with --go_work pointing at this working
+#    tree, so notebooks import github.com/convexnn/convexnn/... from here.
+kdir=.cache/jupyter/kernels/convexnn
+mkdir -p "$kdir"
+REPO="$repo" GOBIN_DIR="$(dirname "$(command -v go)")" /usr/bin/python3 - "$kdir/kernel.json" <<'PY'
+import json, os, sys
+repo = os.environ["REPO"]
+spec = {
+    "argv": [f"{repo}/bin/gonb", "--kernel", "{connection_file}", f"--go_work={repo}"],
+    "display_name": "Go (convexnn)",
+    "language": "go",
+    "interrupt_mode": "message",
+    "env": {
+        "PATH": f"{repo}/bin:{os.environ['GOBIN_DIR']}:/usr/local/bin:/usr/bin:/bin",
+        "CONVEXNN_ASSETS": f"{repo}/.cache/assets",
+    },
+}
+path = sys.argv[1]
+new = json.dumps(spec, indent=1)
+try:
+    old = open(path).read()
+except OSError:
+    old = ""
+if old != new:
+    open(path, "w").write(new)
+PY
+cp -n "$(go list -m -f '{{.Dir}}' github.com/janpfeifer/gonb)/internal/kernel/Go_gopher_favicon.svg" "$kdir/logo-svg.svg" 2>/dev/null || true
+chmod u+w "$kdir/logo-svg.svg" 2>/dev/null || true
+say "ready (kernel \"Go (convexnn)\" in $repo/$kdir; use JUPYTER_PATH=$repo/.cache/jupyter)"

@@ -1,0 +1,108 @@
+// Command convexnn is the command line of convexnn.
+//
+//	convexnn notebooks [-out out/notebooks] [-size small|paper] [notebook.ipynb ...]
+//	    executes notebooks headless (all of notebooks/ by default), writing
+//	    executed .ipynb and offline-viewable .html files; exits 1 naming every
+//	    failed cell.
+//	convexnn version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/convexnn/convexnn/internal/nbrun"
+)
+
+const usage = `usage:
+  convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
+  convexnn version`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "notebooks":
+		err = notebooks(ctx, os.Args[2:])
+	case "version":
+		v := "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		fmt.Println("convexnn", v)
+	case "-h", "-help", "--help", "help":
+		fmt.Println(usage)
+	default:
+		err = fmt.Errorf("unknown command %q\n%s", os.Args[1], usage)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "convexnn:", err)
+		os.Exit(1)
+	}
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "notebooks")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run this inside the convexnn repository (no go.mod with notebooks/ above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+func notebooks(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("notebooks", flag.ContinueOnError)
+	out := fs.String("out", "out/notebooks", "directory for executed notebooks and HTML")
+	size := fs.String("size", "small", "problem size: small (seconds) or paper (the paper's experiments)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	repo, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	list := fs.Args()
+	if len(list) == 0 {
+		if list, err = nbrun.List(filepath.Join(repo, "notebooks")); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, nb := range list {
+		fmt.Fprintf(os.Stderr, "executing %s (size %s) ...\n", nb, *size)
+		res, err := nbrun.Execute(ctx, nb, nbrun.Options{Repo: repo, OutDir: *out, Size: *size})
+		if err != nil {
+			return err
+		}
+		for _, e := range res.Errors {
+			fmt.Fprintln(os.Stderr, e.Error())
+		}
+		failed += len(res.Errors)
+		fmt.Fprintf(os.Stderr, "  %s: %d failed cells, %.1f s → %s, %s\n", filepath.Base(nb), len(res.Errors), res.Duration.Seconds(), res.Executed, res.HTML)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d notebook cells failed", failed)
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package cvx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/convexnn/convexnn/plots"
+	"gonum.org/v1/gonum/mat"
+)
+
+func classPoints(x *mat.Dense, y []float64) ([]plots.Points, error) {
+	if err := validateData(x, y, true); err != nil {
+		return nil, err
+	}
+	if _, d := x.Dims(); d != 2 {
+		return nil, fmt.Errorf("cvx: charts of data need 2 features, X has %d", d)
+	}
+	neg := plots.Points{Name: "y = −1"}
+	pos := plots.Points{Name: "y = +1"}
+	for k, v := range y {
+		g := &neg
+		if v > 0 {
+			g = &pos
+		}
+		g.X = append(g.X, x.At(k, 0))
+		g.Y = append(g.Y, x.At(k, 1))
+	}
+	return []plots.Points{neg, pos}, nil
+}
+
+// ScatterFigure draws 2-D labelled data.
+func ScatterFigure(x *mat.Dense, y []float64) (*plots.Figure, error) {
+	g, err := classPoints(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return plots.Scatter(plots.ScatterOptions{Title: "Training data", XLabel: "x₁", YLabel: "x₂"}, g...)
+}
+
+// Scatter displays 2-D labelled data (labels −1/+1) in the notebook.
+func Scatter(x *mat.Dense, y []float64) error {
+	return showFigure(ScatterFigure(x, y))
+}
+
+func showFigure(f *plots.Figure, err error) error {
+	if err != nil {
+		report(err)
+		return err
+	}
+	return Show(f)
+}
+
+// convergenceFigure draws the run's objective and duality gap on a log scale.
+func (r *Run) convergenceFigure() (*plots.Figure, error) {
+	obj := plots.Series{Name: "objective F(α)"}
+	gap := plots.Series{Name: "duality gap"}
+	for _, p := range r.history {
+		obj.X = append(obj.X, float64(p.Iter))
+		obj.Y = append(obj.Y, p.Objective)
+		if p.Gap > 0 {
+			gap.X = append(gap.X, float64(p.Iter))
+			gap.Y = append(gap.Y, p.Gap)
+		}
+	}
+	series := []plots.Series{obj}
+	if len(gap.X) > 0 {
+		series = append(series, gap)
+	}
+	return plots.Line(plots.LineOptions{Title: fmt.Sprintf("Convergence of run %q", r.Name), XLabel: "iteration", YLabel: "value", LogY: true}, series...)
+}
+
+// Convergence displays the run's objective and duality gap against the
+// iteration count, over all cells.
+func Convergence(r *Run) error {
+	if r.err != nil {
+		report(r.err)
+		return r.err
+	}
+	return showFigure(r.convergenceFigure())
+}
+
+// gridFor evaluates the network on a regular res×res grid covering the data
+// with a 10% margin.
+func gridFor(net *Network, x *mat.Dense, res int) (plots.Grid, error) {
+	if net == nil {
+		return plots.Grid{}, fmt.Errorf("cvx: nil network")
+	}
+	n, d := x.Dims()
+	if d != 2 || n == 0 {
+		return plots.Grid{}, fmt.Errorf("cvx: decision regions need 2-D data, X is %d×%d", n, d)
+	}
+	lo := [2]float64{math.Inf(1), math.Inf(1)}
+	hi := [2]float64{math.Inf(-1), math.Inf(-1)}
+	for k := 0; k < n; k++ {
+		for j := 0; j < 2; j++ {
+			lo[j] = math.Min(lo[j], x.At(k, j))
+			hi[j] = math.Max(hi[j], x.At(k, j))
+		}
+	}
+	var axes [2][]float64
+	for j := 0; j < 2; j++ {
+		m := 0.1 * (hi[j] - lo[j])
+		if m == 0 {
+			m = 1
+		}
+		a, b := lo[j]-m, hi[j]+m
+		axes[j] = make([]float64, res)
+		for i := range axes[j] {
+			axes[j][i] = a + (b-a)*float64(i)/float64(res-1)
+		}
+	}
+	g := plots.Grid{X: axes[0], Y: axes[1], Z: make([][]float64, res)}
+	pt := make([]float64, 2)
+	for i, yv := range axes[1] {
+		g.Z[i] = make([]float64, res)
+		for j, xv := range axes[0] {
+			pt[0], pt[1] = xv, yv
+			f, err := net.Eval(pt)
+			if err != nil {
+				return plots.Grid{}, err
+			}
+			g.Z[i][j] = f
+		}
+	}
+	return g, nil
+}
+
+// DecisionRegionsFigure draws the sign regions of f(x) with the points on top.
+func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
+	pts, err := classPoints(x, y)
+	if err != nil {
+		return nil, err
+	}
+	g, err := gridFor(net, x, 60)
+	if err != nil {
+		return nil, err
+	}
+	return plots.Heatmap(plots.HeatmapOptions{Title: fmt.Sprintf("Decision regions (network output, %d active neurons)", net.Width()), XLabel: "x₁", YLabel: "x₂", Diverging: true}, g, pts...)
+}
+
+// DecisionRegions displays the network's output f(x) over the plane, its sign
+// giving the predicted class, with the labelled points on top.
+func DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
+	return showFigure(DecisionRegionsFigure(net, x, y))
+}
+
+// SurfaceFigure draws f(x) over the plane as a 3-D surface.
+func SurfaceFigure(net *Network, x *mat.Dense) (*plots.Figure, error) {
+	g, err := gridFor(net, x, 40)
+	if err != nil {
+		return nil, err
+	}
+	return plots.Surface(plots.SurfaceOptions{Title: "Network output f(x)", XLabel: "x₁", YLabel: "x₂", ZLabel: "f(x)"}, g)
+}
+
+// Surface displays the network output f(x) over the plane as an interactive
+// 3-D surface (echarts-gl).
+func Surface(net *Network, x *mat.Dense) error {
+	return showFigure(SurfaceFigure(net, x))
+}

@@ -1,0 +1,152 @@
+package cvx
+
+import (
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"time"
+
+	"github.com/convexnn/convexnn/plots"
+	"github.com/janpfeifer/gonb/gonbui"
+)
+
+// InNotebook reports whether the process is a GoNB cell that can display
+// rich output.
+func InNotebook() bool { return gonbui.IsNotebook }
+
+// stderr is where progress lines go outside a notebook.
+var stderr io.Writer = os.Stderr
+
+// Show displays a figure inline in the notebook, with the chart assets chosen
+// by plots.AssetsFromEnv. Outside a notebook it does nothing.
+func Show(f *plots.Figure) error {
+	if !InNotebook() {
+		return nil
+	}
+	h, err := f.HTML(plots.AssetsFromEnv(), plots.HTMLOptions{})
+	if err != nil {
+		report(err)
+		return err
+	}
+	gonbui.DisplayHTML(h)
+	return nil
+}
+
+// report shows an error: a red box in a notebook, a line on stderr outside.
+func report(err error) {
+	if err == nil {
+		return
+	}
+	if InNotebook() {
+		gonbui.DisplayHTML(`<pre style="color:#b00020;white-space:pre-wrap;border-left:3px solid #b00020;padding-left:8px">` + html.EscapeString(err.Error()) + `</pre>`)
+		return
+	}
+	fmt.Fprintln(stderr, err)
+}
+
+// Check ends the cell when err is not nil: it shows the error and exits the
+// process with status 1 (130 when the run was interrupted), so the notebook
+// marks the cell as failed and stops. Use it around calls whose failure
+// should stop the notebook: cvx.Check(run.Iterate(100)).
+func Check(err error) {
+	if err == nil {
+		return
+	}
+	report(err)
+	if errors.Is(err, ErrInterrupted) {
+		os.Exit(130)
+	}
+	os.Exit(1)
+}
+
+// Progress is a display that updates in place while a long computation runs:
+// in a notebook, one output whose chart and status line are replaced
+// (gonbui.UpdateHTML), ending in a final chart that stays in the saved
+// notebook; outside a notebook, progress lines on stderr. Updates are
+// throttled so that rendering never takes more than a small share of the run.
+type Progress struct {
+	title      string
+	id         string
+	notebook   bool
+	start      time.Time
+	last       time.Time
+	cost       time.Duration // time spent rendering so far
+	assetsSent bool
+	// MinInterval is the shortest time between two updates: 0 means 500 ms
+	// in a notebook and 1 s on stderr.
+	MinInterval time.Duration
+	// MaxShare bounds the share of wall time spent rendering updates; 0 means 5%.
+	MaxShare float64
+}
+
+// NewProgress starts a progress display.
+func NewProgress(title string) *Progress {
+	p := &Progress{title: title, notebook: InNotebook(), start: time.Now()}
+	if p.notebook {
+		p.id = "convexnn-progress-" + gonbui.UniqueID()
+	}
+	return p
+}
+
+func (p *Progress) due(now time.Time) bool {
+	minGap := p.MinInterval
+	if minGap <= 0 {
+		minGap = 500 * time.Millisecond
+		if !p.notebook {
+			minGap = time.Second
+		}
+	}
+	share := p.MaxShare
+	if share <= 0 {
+		share = 0.05
+	}
+	if now.Sub(p.last) < minGap {
+		return false
+	}
+	// Rendering so far must stay below share·(wall time).
+	return float64(p.cost) <= share*float64(now.Sub(p.start))
+}
+
+// Update shows a status line and, in a notebook, the chart fig builds, if
+// enough time has passed since the last update; otherwise it returns at once
+// without calling fig.
+func (p *Progress) Update(line string, fig func() (*plots.Figure, error)) {
+	now := time.Now()
+	if !p.due(now) {
+		return
+	}
+	p.last = now
+	defer func() { p.cost += time.Since(now) }()
+	if !p.notebook {
+		fmt.Fprintf(stderr, "%s: %s\n", p.title, line)
+		return
+	}
+	p.render(line, fig, !p.assetsSent, false)
+}
+
+// Done shows the final status and chart, which stay in the saved notebook.
+func (p *Progress) Done(line string, fig func() (*plots.Figure, error)) {
+	if !p.notebook {
+		fmt.Fprintf(stderr, "%s: %s\n", p.title, line)
+		return
+	}
+	p.render(line, fig, true, true)
+}
+
+func (p *Progress) render(line string, fig func() (*plots.Figure, error), withAssets, final bool) {
+	body := ""
+	if fig != nil {
+		f, err := fig()
+		if err == nil {
+			body, err = f.HTML(plots.AssetsFromEnv(), plots.HTMLOptions{OmitAssets: !withAssets, NoStatic: !final})
+		}
+		if err != nil {
+			body = `<pre style="color:#b00020">` + html.EscapeString(err.Error()) + `</pre>`
+		} else if withAssets {
+			p.assetsSent = true
+		}
+	}
+	gonbui.UpdateHTML(p.id, body+`<div class="convexnn-status" style="font-family:monospace;font-size:12px">`+html.EscapeString(line)+`</div>`)
+}

@@ -1,0 +1,159 @@
+package cvx
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Loss names a training loss.
+type Loss string
+
+// Losses. Squared is ℓ(ŷ, y) = ½‖ŷ − y‖².
+const (
+	Squared Loss = "squared"
+)
+
+// Problem is a two-layer ReLU training problem under construction. Builder
+// methods record the first error they meet; Err reports it, and every run
+// built from the problem refuses to start with it.
+type Problem struct {
+	x       *mat.Dense
+	y       []float64
+	bias    bool
+	beta    float64
+	loss    Loss
+	neurons int
+	seed    uint64
+	sampled bool
+	err     error
+}
+
+// Classify starts a binary classification problem on the rows of X (n×d) with
+// labels y_k ∈ {−1, +1}. Defaults: squared loss, β = 1e-3, no bias.
+func Classify(x *mat.Dense, y []float64) *Problem {
+	p := &Problem{x: x, y: y, beta: 1e-3, loss: Squared}
+	p.err = validateData(x, y, true)
+	return p
+}
+
+func validateData(x *mat.Dense, y []float64, labels bool) error {
+	if x == nil {
+		return errors.New("cvx: data matrix X is nil")
+	}
+	n, d := x.Dims()
+	if n == 0 || d == 0 {
+		return fmt.Errorf("cvx: data matrix X is empty (%d×%d)", n, d)
+	}
+	if len(y) != n {
+		return fmt.Errorf("cvx: X has %d rows but y has %d labels", n, len(y))
+	}
+	if err := solvers.CheckFinite("cvx: X", x); err != nil {
+		return err
+	}
+	for k, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("cvx: y[%d] is %v", k, v)
+		}
+		if labels && v != 1 && v != -1 {
+			return fmt.Errorf("cvx: label y[%d] = %v; classification labels must be −1 or +1", k, v)
+		}
+	}
+	return nil
+}
+
+// Beta sets the regularization strength β > 0.
+func (p *Problem) Beta(beta float64) *Problem {
+	if p.err == nil && (!(beta > 0) || math.IsInf(beta, 0)) {
+		p.err = fmt.Errorf("cvx: Beta(%v): β must be positive and finite", beta)
+	}
+	p.beta = beta
+	return p
+}
+
+// Bias appends a column of ones to X, giving every hidden neuron a bias.
+func (p *Problem) Bias() *Problem { p.bias = true; return p }
+
+// Squared selects the squared loss ½‖ŷ − y‖².
+func (p *Problem) Squared() *Problem { p.loss = Squared; return p }
+
+// SampleNeurons selects the sampled convex program of the appendix
+// "SCP-based convex training": N hidden neurons drawn uniformly on the unit
+// sphere with the given seed, and only the output layer trained, by the
+// l1-regularized program eq. (SCP2).
+func (p *Problem) SampleNeurons(n int, seed uint64) *Problem {
+	if p.err == nil && n < 1 {
+		p.err = fmt.Errorf("cvx: SampleNeurons(%d): need at least one neuron", n)
+	}
+	p.neurons, p.seed, p.sampled = n, seed, true
+	return p
+}
+
+// Err returns the first error met while building the problem.
+func (p *Problem) Err() error {
+	if p == nil {
+		return errors.New("cvx: nil problem")
+	}
+	return p.err
+}
+
+// Data returns the problem's X (without the bias column) and y.
+func (p *Problem) Data() (*mat.Dense, []float64) { return p.x, p.y }
+
+// design returns X with the bias column appended when asked for.
+func (p *Problem) design() *mat.Dense {
+	n, d := p.x.Dims()
+	if !p.bias {
+		return p.x
+	}
+	a := mat.NewDense(n, d+1, nil)
+	a.Slice(0, n, 0, d).(*mat.Dense).Copy(p.x)
+	for i := 0; i < n; i++ {
+		a.Set(i, d, 1)
+	}
+	return a
+}
+
+// Summary describes a problem in a saved state, to say why a state does not
+// fit the problem at hand.
+type Summary struct {
+	N, D    int
+	Bias    bool
+	Beta    float64
+	Loss    Loss
+	Neurons int
+	Seed    uint64
+}
+
+func (s Summary) String() string {
+	return fmt.Sprintf("n=%d d=%d bias=%v β=%g loss=%s neurons=%d seed=%d", s.N, s.D, s.Bias, s.Beta, s.Loss, s.Neurons, s.Seed)
+}
+
+func (p *Problem) summary() Summary {
+	n, d := p.x.Dims()
+	return Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed}
+}
+
+// fingerprint hashes everything a saved state depends on.
+func (p *Problem) fingerprint(method string) string {
+	h := sha256.New()
+	var b [8]byte
+	put := func(v float64) { binary.LittleEndian.PutUint64(b[:], math.Float64bits(v)); h.Write(b[:]) }
+	n, d := p.x.Dims()
+	fmt.Fprintf(h, "%s|%s|%d|%d|%v|%d|%d|", method, p.loss, n, d, p.bias, p.neurons, p.seed)
+	put(p.beta)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			put(p.x.At(i, j))
+		}
+	}
+	for _, v := range p.y {
+		put(v)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:16])
+}

@@ -1,0 +1,300 @@
+package cvx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Method is a solver for a Problem: FISTA for the sampled convex program.
+type Method interface {
+	method() string
+}
+
+// FISTA solves the sampled convex program eq. (SCP2) by accelerated proximal
+// gradient with backtracking and adaptive restart (solvers.FISTA).
+type FISTA struct {
+	// Tol stops Iterate early once the duality gap is at most
+	// Tol·max(1, F(α)); 0 means 1e-8.
+	Tol float64
+}
+
+func (FISTA) method() string { return "scp-fista" }
+
+// Point is one finished iteration in a run's history.
+type Point struct {
+	Iter      int     `json:"iter"`
+	Objective float64 `json:"objective"` // the convex objective F(α) of eq. (SCP2)
+	Gap       float64 `json:"gap"`       // duality gap, an upper bound on F(α) − F(α*)
+	ProxGrad  float64 `json:"prox_grad"` // prox-gradient norm
+	Nonzeros  int     `json:"nonzeros"`  // active neurons
+	Seconds   float64 `json:"seconds"`   // solver time since the run started, over all cells
+}
+
+// ErrInterrupted is returned by Iterate when the cell was interrupted; the
+// last finished iteration is saved.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run is a training run that lives across notebook cells.
+type Run struct {
+	Name string
+
+	prob    *Problem
+	meth    Method
+	path    string
+	u       *mat.Dense
+	lasso   *solvers.Lasso
+	fista   *solvers.FISTA
+	history []Point
+	elapsed float64
+	resumed int // iteration the run was resumed at (0 for a fresh run)
+	err     error
+
+	// SaveEvery is the longest time between two saves while iterating; 0
+	// means 2 s. A save also happens at the end of every Iterate call and
+	// on interruption.
+	SaveEvery time.Duration
+	// Quiet turns the live display off.
+	Quiet bool
+}
+
+// Start begins a fresh run under name, discarding any saved run of that name.
+// Errors are kept in the Run (see Err) and returned by its methods.
+func Start(name string, p *Problem, m Method) *Run {
+	return open(name, p, m, false)
+}
+
+// Resume continues the saved run called name, or starts it when none is
+// saved. A saved run made for another problem or method is refused with an
+// error that says how the two differ.
+func Resume(name string, p *Problem, m Method) *Run {
+	return open(name, p, m, true)
+}
+
+func open(name string, p *Problem, m Method, resume bool) *Run {
+	r := &Run{Name: name, prob: p, meth: m}
+	r.err = r.init(resume)
+	if r.err != nil {
+		report(r.err)
+	}
+	return r
+}
+
+func (r *Run) init(resume bool) error {
+	if err := r.prob.Err(); err != nil {
+		return err
+	}
+	if r.meth == nil {
+		return errors.New("cvx: no method given (for example cvx.FISTA{})")
+	}
+	f, ok := r.meth.(FISTA)
+	if !ok {
+		return fmt.Errorf("cvx: method %s is not available yet", r.meth.method())
+	}
+	if f.Tol < 0 {
+		return fmt.Errorf("cvx: FISTA{Tol: %v}: tolerance must be ≥ 0", f.Tol)
+	}
+	if !r.prob.sampled {
+		return errors.New("cvx: FISTA solves the sampled convex program: call SampleNeurons(N, seed) on the problem")
+	}
+	path, err := statePath(r.Name)
+	if err != nil {
+		return err
+	}
+	r.path = path
+	a := r.prob.design()
+	_, d := a.Dims()
+	if r.u, err = solvers.SampleSphere(d, r.prob.neurons, r.prob.seed); err != nil {
+		return err
+	}
+	h, err := solvers.ReLUFeatures(a, r.u)
+	if err != nil {
+		return err
+	}
+	r.lasso = &solvers.Lasso{H: h, Y: r.prob.y, Beta: r.prob.beta}
+	var st *solvers.FISTAState
+	if resume {
+		s, err := loadState(path)
+		switch {
+		case errors.Is(err, errNoState):
+		case err != nil:
+			return err
+		default:
+			if s.Method != r.meth.method() || s.Fingerprint != r.prob.fingerprint(r.meth.method()) {
+				return fmt.Errorf("cvx: saved run %q (%s) was made for another problem or method:\n  saved: %s, %s\n  now:   %s, %s\nuse cvx.Start to begin afresh, or another run name", r.Name, path, s.Method, s.Problem, r.meth.method(), r.prob.summary())
+			}
+			st = new(solvers.FISTAState)
+			if err := json.Unmarshal(s.Solver, st); err != nil {
+				return fmt.Errorf("cvx: %s: solver state is corrupt (%v): start afresh with cvx.Start", path, err)
+			}
+			r.history, r.elapsed, r.resumed = s.History, s.Elapsed, st.Iter
+		}
+	} else if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cvx: discarding the old run: %w", err)
+	}
+	r.fista, err = solvers.NewFISTA(r.lasso, st)
+	return err
+}
+
+// Err returns the error that stopped the run from being set up, if any.
+func (r *Run) Err() error { return r.err }
+
+// Iter returns the number of finished iterations, over all cells.
+func (r *Run) Iter() int {
+	if r.fista == nil {
+		return 0
+	}
+	return r.fista.State.Iter
+}
+
+// ResumedAt returns the iteration a resumed run continued from (0 when it
+// started afresh).
+func (r *Run) ResumedAt() int { return r.resumed }
+
+// History returns the finished iterations, over all cells.
+func (r *Run) History() []Point { return r.history }
+
+// Path returns the run's state file.
+func (r *Run) Path() string { return r.path }
+
+// Save writes the run's state atomically.
+func (r *Run) Save() error {
+	if r.err != nil {
+		return r.err
+	}
+	raw, err := json.Marshal(r.fista.State)
+	if err != nil {
+		return err
+	}
+	return saveState(r.path, &stateFile{
+		Name: r.Name, Method: r.meth.method(), Fingerprint: r.prob.fingerprint(r.meth.method()),
+		Problem: r.prob.summary(), Elapsed: r.elapsed, History: r.history, Solver: raw,
+	})
+}
+
+// Iterate performs up to k more iterations with a live convergence chart,
+// saving the state as it goes. It stops early when the duality gap reaches the
+// method's tolerance. When the cell is interrupted (SIGINT, as Jupyter's
+// interrupt sends, or SIGTERM), the last finished iteration is saved and
+// Iterate returns an error wrapping ErrInterrupted.
+func (r *Run) Iterate(k int) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return r.IterateContext(ctx, k)
+}
+
+// IterateContext is Iterate with cancellation through ctx.
+func (r *Run) IterateContext(ctx context.Context, k int) error {
+	if r.err != nil {
+		return r.err
+	}
+	if k < 0 {
+		return fmt.Errorf("cvx: Iterate(%d): the count must be ≥ 0", k)
+	}
+	tol := r.meth.(FISTA).Tol
+	if tol == 0 {
+		tol = 1e-8
+	}
+	every := r.SaveEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	var live *Progress
+	if !r.Quiet {
+		live = NewProgress(fmt.Sprintf("run %q", r.Name))
+	}
+	from := r.Iter()
+	lastSave := time.Now()
+	var stopErr error
+	converged := false
+	for i := 0; i < k; i++ {
+		if ctx.Err() != nil {
+			stopErr = fmt.Errorf("cvx: run %q %w after iteration %d; state saved to %s", r.Name, ErrInterrupted, r.Iter(), r.path)
+			break
+		}
+		t0 := time.Now()
+		st := r.fista.Step()
+		r.elapsed += time.Since(t0).Seconds()
+		r.history = append(r.history, Point{Iter: st.Iter, Objective: st.Objective, Gap: st.Gap, ProxGrad: st.ProxGrad, Nonzeros: st.Nonzeros, Seconds: r.elapsed})
+		if time.Since(lastSave) > every {
+			if err := r.Save(); err != nil {
+				return err
+			}
+			lastSave = time.Now()
+		}
+		if live != nil {
+			live.Update(r.statusLine(), r.convergenceFigure)
+		}
+		if st.Gap <= tol*math.Max(1, st.Objective) {
+			converged = true
+			break
+		}
+	}
+	if err := r.Save(); err != nil {
+		return err
+	}
+	if live != nil {
+		line := r.statusLine()
+		if converged {
+			line += " — converged"
+		}
+		live.Done(fmt.Sprintf("%s (iterations %d→%d this cell)", line, from, r.Iter()), r.convergenceFigure)
+	}
+	return stopErr
+}
+
+func (r *Run) statusLine() string {
+	if len(r.history) == 0 {
+		return fmt.Sprintf("run %q: no iterations yet", r.Name)
+	}
+	p := r.history[len(r.history)-1]
+	return fmt.Sprintf("run %q: iteration %d, objective %.6g, duality gap %.3g, %d active neurons, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.Nonzeros, p.Seconds)
+}
+
+// Objective returns the convex objective F(α) at the current iterate.
+func (r *Run) Objective() float64 {
+	if r.fista == nil {
+		return math.NaN()
+	}
+	return r.fista.State.Obj
+}
+
+// Network returns the trained two-layer network: the sampled neurons with a
+// non-zero output weight.
+func (r *Run) Network() (*Network, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return solvers.SCPNetwork(r.u, r.fista.State.Alpha, r.prob.bias, 0)
+}
+
+// Network is a two-layer ReLU network f(x) = Σ_j (xᵀu_j)_+ α_j.
+type Network = solvers.Network
+
+// Problem returns the run's problem.
+func (r *Run) Problem() *Problem { return r.prob }
+
+// Neurons returns the number of sampled neurons N (0 when none are sampled).
+func (p *Problem) Neurons() int { return p.neurons }
+
+// Accuracy returns the fraction of rows of X the network classifies as y
+// (labels −1/+1; f(x) ≥ 0 predicts +1).
+func Accuracy(net *Network, x *mat.Dense, y []float64) (float64, error) {
+	if err := validateData(x, y, true); err != nil {
+		return 0, err
+	}
+	pred, err := net.Predict(x)
+	if err != nil {
+		return 0, err
+	}
+	return solvers.Accuracy(pred, y)
+}

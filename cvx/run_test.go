@@ -1,0 +1,201 @@
+package cvx
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/convexnn/convexnn/data"
+)
+
+func testProblem(t testing.TB, n, neurons int) *Problem {
+	t.Helper()
+	x, y, err := data.Disk2D(n, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Classify(x, y).Beta(1e-3).Bias().SampleNeurons(neurons, 2)
+}
+
+func TestResumeContinuesExactly(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	whole := Start("whole", testProblem(t, 60, 80), FISTA{Tol: 1e-300})
+	whole.Quiet = true
+	if err := whole.Iterate(40); err != nil {
+		t.Fatal(err)
+	}
+	a := Start("split", testProblem(t, 60, 80), FISTA{Tol: 1e-300})
+	a.Quiet = true
+	if err := a.Iterate(15); err != nil {
+		t.Fatal(err)
+	}
+	b := Resume("split", testProblem(t, 60, 80), FISTA{Tol: 1e-300})
+	b.Quiet = true
+	if b.Err() != nil {
+		t.Fatal(b.Err())
+	}
+	if b.ResumedAt() != 15 || b.Iter() != 15 || len(b.History()) != 15 {
+		t.Fatalf("resumed at %d with iteration %d and %d history points, want 15", b.ResumedAt(), b.Iter(), len(b.History()))
+	}
+	if err := b.Iterate(25); err != nil {
+		t.Fatal(err)
+	}
+	if b.Iter() != 40 || b.Objective() != whole.Objective() {
+		t.Fatalf("split run: iteration %d objective %v; whole run: iteration %d objective %v", b.Iter(), b.Objective(), whole.Iter(), whole.Objective())
+	}
+	for i, p := range b.History() {
+		if p.Iter != i+1 || p.Objective != whole.History()[i].Objective {
+			t.Fatalf("history point %d differs: %+v vs %+v", i, p, whole.History()[i])
+		}
+	}
+	// Start discards the saved run.
+	c := Start("split", testProblem(t, 60, 80), FISTA{})
+	if c.Iter() != 0 || c.ResumedAt() != 0 {
+		t.Fatalf("Start kept the old run: iteration %d", c.Iter())
+	}
+	if ents, _ := os.ReadDir(StateDir()); len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("state directory holds %v, want only whole.json (no temporary files)", names)
+	}
+}
+
+func TestResumeRefusesOtherProblemVersionAndCorruptState(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	r := Start("r", testProblem(t, 30, 20), FISTA{})
+	r.Quiet = true
+	if err := r.Iterate(3); err != nil {
+		t.Fatal(err)
+	}
+	other := Resume("r", testProblem(t, 30, 20).Beta(0.5), FISTA{})
+	if err := other.Err(); err == nil || !strings.Contains(err.Error(), "another problem") || !strings.Contains(err.Error(), "β=0.5") {
+		t.Fatalf("resume with another β: %v", err)
+	}
+	if err := other.Iterate(1); err == nil {
+		t.Fatal("a failed run iterated")
+	}
+
+	raw, err := os.ReadFile(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(raw, &m)
+	m["version"] = 99
+	bumped, _ := json.Marshal(m)
+	os.WriteFile(r.Path(), bumped, 0o644)
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "v99") || !strings.Contains(err.Error(), fmt.Sprintf("v%d", StateVersion)) {
+		t.Fatalf("resume of a v99 state: %v", err)
+	}
+	os.WriteFile(r.Path(), raw[:len(raw)/2], 0o644)
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "not a convexnn run state") {
+		t.Fatalf("resume of a truncated state: %v", err)
+	}
+	if err := Resume("bad/name", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "run name") {
+		t.Fatalf("bad name: %v", err)
+	}
+}
+
+func TestBadInputIsNamed(t *testing.T) {
+	x, y, _ := data.Disk2D(10, 1)
+	cases := map[string]*Problem{
+		"label y[2] = 0":      Classify(x, append(append(append([]float64{}, y[:2]...), 0), y[3:]...)),
+		"10 rows but y has 9": Classify(x, y[:9]),
+		"β must be positive":  Classify(x, y).Beta(-1),
+		"need at least one":   Classify(x, y).SampleNeurons(0, 1),
+	}
+	xn := mat2(x)
+	xn.Set(4, 1, math.NaN())
+	cases["X[4,1] is NaN"] = Classify(xn, y)
+	for want, p := range cases {
+		if err := p.Err(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want error containing %q, got %v", want, err)
+		}
+	}
+	if err := Start("x", Classify(x, y), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "SampleNeurons") {
+		t.Errorf("FISTA without sampled neurons: %v", err)
+	}
+}
+
+func TestCancelSavesLastFinishedIteration(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	r := Start("c", testProblem(t, 40, 30), FISTA{Tol: 1e-300})
+	r.Quiet = true
+	ctx, cancel := context.WithCancel(context.Background())
+	r.Iterate(5)
+	cancel()
+	err := r.IterateContext(ctx, 100)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want ErrInterrupted, got %v", err)
+	}
+	s := Resume("c", testProblem(t, 40, 30), FISTA{Tol: 1e-300})
+	if s.Iter() != 5 {
+		t.Fatalf("saved iteration %d, want 5", s.Iter())
+	}
+}
+
+// TestSIGINTSavesState runs a long Iterate in a child process, sends it
+// SIGINT as Jupyter's interrupt does, and checks that the child saved its last
+// finished iteration and exited promptly.
+func TestSIGINTSavesState(t *testing.T) {
+	if os.Getenv("CONVEXNN_SIGINT_CHILD") == "1" {
+		r := Start("sig", testProblem(t, 300, 400), FISTA{Tol: 1e-300})
+		r.Quiet = true
+		r.SaveEvery = time.Hour // only the interrupt may save
+		fmt.Println("started")
+		err := r.Iterate(1 << 30)
+		fmt.Printf("returned %d %v\n", r.Iter(), err)
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGINTSavesState$", "-test.v")
+	cmd.Env = append(os.Environ(), "CONVEXNN_SIGINT_CHILD=1", "CONVEXNN_STATE_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "started" {
+	}
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	var last string
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "returned") {
+			last = sc.Text()
+		}
+	}
+	cmd.Wait()
+	if time.Since(t0) > 5*time.Second {
+		t.Fatalf("child took %v to stop after SIGINT (GoNB kills after 5 s)", time.Since(t0))
+	}
+	var iter int
+	var rest string
+	if _, err := fmt.Sscanf(last, "returned %d %s", &iter, &rest); err != nil || iter == 0 || !strings.Contains(last, "interrupted") {
+		t.Fatalf("child reported %q", last)
+	}
+	t.Setenv("CONVEXNN_STATE_DIR", dir)
+	s := Resume("sig", testProblem(t, 300, 400), FISTA{Tol: 1e-300})
+	if s.Err() != nil || s.Iter() != iter || len(s.History()) != iter {
+		t.Fatalf("saved state has iteration %d (%v), child stopped at %d", s.Iter(), s.Err(), iter)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sig.json")); err != nil {
+		t.Fatal(err)
+	}
+}

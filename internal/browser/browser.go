@@ -1,0 +1,814 @@
+// Package browser checks, in a real headless Chromium without network access,
+// that the charts of an HTML page (an nbconvert export of a notebook, or a
+// test page) actually draw.
+//
+// Charts are the elements
+//
+//	<div class="convexnn-chart" data-chart-kind="2d|3d" id="...">
+//
+// into which echarts (and echarts-gl for 3-D charts) put their <canvas>
+// elements. [Check] opens the page, waits until the charts have drawn, takes a
+// screenshot of every chart and measures how much of it differs from the
+// background of the page. It also collects console errors, uncaught exceptions
+// and failed resource loads.
+//
+// The browser has no network: every request that is not file: or data: fails
+// as if the machine were offline (net::ERR_INTERNET_DISCONNECTED).
+package browser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/inspector"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// EnvExecPath is the environment variable that names the Chromium binary when
+// Options.ExecPath is empty.
+const EnvExecPath = "CONVEXNN_CHROMIUM"
+
+// Defaults of Options.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultMaxSettle = 15 * time.Second // the longest wait for the charts to draw when Options.Settle is 0
+	DefaultWidth     = 1200
+	DefaultHeight    = 900
+)
+
+// noChartsGrace is how long Check waits for charts on a page that has none
+// after its load event.
+const noChartsGrace = time.Second
+
+// Options configures Check. The zero value is usable.
+type Options struct {
+	// ExecPath is the Chromium (or Chrome) binary. Default: $CONVEXNN_CHROMIUM,
+	// else "chromium" or "google-chrome" found on PATH.
+	ExecPath string
+	// Timeout bounds the whole check, browser start-up included. Default 60s.
+	Timeout time.Duration
+	// Settle is a fixed wait after the load event before the charts are
+	// measured. If zero, Check polls until every chart has a canvas with
+	// drawn pixels (and the drawing has stopped changing), or 15s passed.
+	Settle time.Duration
+	// Width and Height of the viewport in CSS pixels. Default 1200x900.
+	Width, Height int
+}
+
+// Chart is the state of one chart div after the page settled.
+type Chart struct {
+	ID, Kind string
+	// Canvases is the number of <canvas> elements inside the div.
+	Canvases int
+	// Inked is the fraction of the on-screen pixels of the chart (after it is
+	// scrolled into view) that differ from the background behind it,
+	// measured on a screenshot, so it works for WebGL canvases too.
+	Inked float64
+	// Text is the visible text inside the div (first 200 characters, white
+	// space collapsed), e.g. an error message the chart printed.
+	Text string
+}
+
+// Report is the result of Check.
+type Report struct {
+	URL    string
+	Charts []Chart
+	// Console lists console.error calls, uncaught exceptions, failed resource
+	// loads and other browser errors, each with its source location where
+	// known. Identical messages are listed once.
+	Console []string
+	// Warnings lists console.warn calls and browser warnings. They are not
+	// Problems.
+	Warnings []string
+}
+
+// Problems returns a human-readable list of what is wrong with the page: no
+// charts, charts without a canvas, charts with less than minInk of their
+// pixels drawn, and every Console entry. It is empty when all is well.
+func (r *Report) Problems(minInk float64) []string {
+	var out []string
+	if len(r.Charts) == 0 {
+		out = append(out, "no charts found")
+	}
+	for i, c := range r.Charts {
+		name := c.ID
+		if name == "" {
+			name = fmt.Sprintf("#%d", i+1)
+		}
+		if c.Kind != "" {
+			name += " (" + c.Kind + ")"
+		}
+		var p string
+		switch {
+		case c.Canvases == 0:
+			p = fmt.Sprintf("chart %s: no canvas", name)
+		case c.Inked < minInk:
+			p = fmt.Sprintf("chart %s: only %s of pixels drawn (want at least %s)", name, percent(c.Inked), percent(minInk))
+		default:
+			continue
+		}
+		if c.Text != "" {
+			p += fmt.Sprintf("; text: %q", c.Text)
+		}
+		out = append(out, p)
+	}
+	for _, c := range r.Console {
+		out = append(out, "console: "+c)
+	}
+	return out
+}
+
+func percent(f float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", f*100), "0"), ".0") + "%"
+}
+
+// FindExecPath returns the browser binary Check would use for o.
+func FindExecPath(o Options) (string, error) {
+	if o.ExecPath != "" {
+		p, err := exec.LookPath(o.ExecPath)
+		if err != nil {
+			return "", fmt.Errorf("browser: Options.ExecPath %q: %w", o.ExecPath, err)
+		}
+		return p, nil
+	}
+	if env := os.Getenv(EnvExecPath); env != "" {
+		p, err := exec.LookPath(env)
+		if err != nil {
+			return "", fmt.Errorf("browser: $%s=%q: %w", EnvExecPath, env, err)
+		}
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "google-chrome", "chromium-browser", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New(`browser: no Chromium found: install it (Debian: apt-get install chromium), put "chromium" or "google-chrome" on PATH, or set $` + EnvExecPath)
+}
+
+// flags returns the command-line flags Check starts the browser with (without
+// --user-data-dir and --remote-debugging-port, which Check adds).
+func flags(width, height int) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.Headless, // --headless (new headless mode), --hide-scrollbars, --mute-audio
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.WindowSize(width, height),
+		// WebGL (echarts-gl) on the CPU. Recent Chromium refuses the
+		// software fallback for WebGL without --enable-unsafe-swiftshader.
+		chromedp.Flag("enable-unsafe-swiftshader", true),
+		chromedp.Flag("use-angle", "swiftshader"),
+		// No network, also not for the browser itself. The page's own
+		// requests are failed through the Fetch domain; these flags are the
+		// backstop for everything else (workers, web sockets, the browser).
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.Flag("proxy-server", "127.0.0.1:9"),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-crash-reporter", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,CalculateNativeWinOcclusion,InterestFeedContentSuggestions,AutofillServerCommunication"),
+		// Rendering as on any machine, and no throttling of the page.
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("force-device-scale-factor", "1"),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-hang-monitor", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+	}
+}
+
+// Check opens the HTML file at path (or a file: URL) in headless Chromium
+// without network and reports on its charts and console. On an error after
+// the page was opened, the partial report is returned with the error.
+func Check(ctx context.Context, path string, o Options) (*Report, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Width <= 0 {
+		o.Width = DefaultWidth
+	}
+	if o.Height <= 0 {
+		o.Height = DefaultHeight
+	}
+	pageURL, err := fileURL(path)
+	if err != nil {
+		return nil, err
+	}
+	execPath, err := FindExecPath(o)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
+	dataDir, err := os.MkdirTemp("", "convexnn-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	defer os.RemoveAll(dataDir)
+
+	var stderr tailBuffer
+	opts := append(flags(o.Width, o.Height),
+		chromedp.ExecPath(execPath),
+		chromedp.UserDataDir(dataDir),
+		chromedp.CombinedOutput(&stderr),
+	)
+	allocCtx, allocCancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer allocCancel()
+	quiet := func(string, ...any) {}
+	bctx, bcancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(quiet), chromedp.WithErrorf(quiet))
+	defer func() {
+		// Close the browser gracefully; if that hangs, allocCancel kills it.
+		done := make(chan struct{})
+		go func() { _ = chromedp.Cancel(bctx); close(done) }()
+		t := time.NewTimer(5 * time.Second)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		bcancel()
+	}()
+
+	rep := &Report{URL: pageURL}
+	col := &collector{}
+	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
+
+	// Start the browser.
+	if err := chromedp.Run(bctx); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg != "" {
+			msg = "\nbrowser output:\n" + msg
+		}
+		return nil, fmt.Errorf("browser: starting %s: %w%s", execPath, err, msg)
+	}
+	var setup []chromedp.Action
+	if interceptRequests {
+		// Fail every request of the page that is not for a local file.
+		setup = append(setup, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}))
+	}
+	err = chromedp.Run(bctx, append(setup,
+		chromedp.EmulateViewport(int64(o.Width), int64(o.Height)),
+		chromedp.Navigate(pageURL),
+	)...)
+	if err != nil {
+		col.fill(rep)
+		return rep, fmt.Errorf("browser: opening %s: %w", pageURL, err)
+	}
+
+	charts, err := settle(bctx, o)
+	if charts != nil {
+		rep.Charts = charts
+	}
+	col.fill(rep)
+	if err != nil {
+		return rep, fmt.Errorf("browser: checking %s: %w", pageURL, err)
+	}
+	return rep, nil
+}
+
+// interceptRequests turns the Fetch interception of the page's requests on.
+// The tests turn it off to check that the command-line flags alone keep the
+// browser off the network.
+var interceptRequests = true
+
+func fileURL(path string) (string, error) {
+	if strings.HasPrefix(path, "file:") {
+		u, err := url.Parse(path)
+		if err != nil {
+			return "", fmt.Errorf("browser: %w", err)
+		}
+		path = u.Path
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("browser: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("browser: %w", err)
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("browser: %s is a directory", abs)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
+}
+
+// settle waits for the charts to draw and measures them.
+func settle(ctx context.Context, o Options) ([]Chart, error) {
+	const poll = 250 * time.Millisecond
+	if o.Settle > 0 {
+		if err := sleep(ctx, o.Settle); err != nil {
+			return nil, err
+		}
+		charts, _, err := measureAll(ctx)
+		return charts, err
+	}
+
+	deadline := time.Now().Add(DefaultMaxSettle)
+	if d, ok := ctx.Deadline(); ok {
+		// Leave time to measure at the end.
+		if reserve := time.Until(d) / 5; time.Now().Add(DefaultMaxSettle + reserve).After(d) {
+			deadline = d.Add(-reserve)
+		}
+	}
+
+	// Phase 1: until every chart has a canvas with pixels that differ from
+	// the background. A page without charts gets a short grace period, in
+	// case its charts are inserted by a script.
+	loaded := time.Now()
+	inked := map[int]bool{}
+	for {
+		states, err := chartStates(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ready := len(states) > 0 || time.Since(loaded) >= noChartsGrace
+		scrolled := false
+		for i, s := range states {
+			if inked[i] {
+				continue
+			}
+			if s.Canvases == 0 {
+				ready = false
+				if !scrolled {
+					// A chart that draws lazily when it becomes visible.
+					scrolled = true
+					_ = chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(scrollJS, i), nil))
+				}
+				continue
+			}
+			ink, err := measure(ctx, i)
+			if err != nil {
+				return nil, err
+			}
+			if ink > 0 {
+				inked[i] = true
+			} else {
+				ready = false
+			}
+		}
+		if ready || !time.Now().Before(deadline) {
+			break
+		}
+		if err := sleep(ctx, poll); err != nil {
+			return nil, err
+		}
+	}
+
+	// Phase 2: until the drawing stops changing (animations), at most 3s
+	// more and not past the deadline.
+	charts, prev, err := measureAll(ctx)
+	if err != nil {
+		return charts, err
+	}
+	stable := time.Now().Add(3 * time.Second)
+	if stable.After(deadline) {
+		stable = deadline
+	}
+	for time.Now().Before(stable) {
+		if err := sleep(ctx, poll); err != nil {
+			return charts, err
+		}
+		c, cur, err := measureAll(ctx)
+		if err != nil {
+			return charts, err
+		}
+		charts = c
+		if sameInk(prev, cur) {
+			break
+		}
+		prev = cur
+	}
+	return charts, nil
+}
+
+func sameInk(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		d := a[i] - b[i]
+		if d < 0 {
+			d = -d
+		}
+		if d > 0.002 && d > 0.05*max(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+type chartState struct {
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	Canvases int    `json:"canvases"`
+	Text     string `json:"text"`
+}
+
+func chartStates(ctx context.Context) ([]chartState, error) {
+	var s []chartState
+	if err := chromedp.Run(ctx, chromedp.Evaluate(statesJS, &s)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// measureAll measures every chart and returns them and their ink.
+func measureAll(ctx context.Context) ([]Chart, []float64, error) {
+	states, err := chartStates(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	charts := make([]Chart, len(states))
+	inks := make([]float64, len(states))
+	for i, s := range states {
+		ink, err := measure(ctx, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		text := s.Text
+		if utf8.RuneCountInString(text) > 200 {
+			text = string([]rune(text)[:200])
+		}
+		charts[i] = Chart{ID: s.ID, Kind: s.Kind, Canvases: s.Canvases, Inked: ink, Text: text}
+		inks[i] = ink
+	}
+	_ = chromedp.Run(ctx, chromedp.Evaluate(`window.scrollTo(0, 0)`, nil))
+	return charts, inks, nil
+}
+
+type chartBox struct {
+	Found   bool       `json:"found"`
+	X       float64    `json:"x"`
+	Y       float64    `json:"y"`
+	W       float64    `json:"w"`
+	H       float64    `json:"h"`
+	BG      [3]float64 `json:"bg"`
+	BGImage bool       `json:"bgImage"`
+}
+
+// measure scrolls chart i into view and measures the ink on a screenshot of
+// its on-screen part.
+func measure(ctx context.Context, i int) (float64, error) {
+	var box chartBox
+	err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(boxJS, i), &box,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if err != nil {
+		return 0, err
+	}
+	if !box.Found || box.W < 1 || box.H < 1 {
+		return 0, nil
+	}
+	var buf []byte
+	err = chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		buf, err = page.CaptureScreenshot().
+			WithFormat(page.CaptureScreenshotFormatPng).
+			WithFromSurface(true).
+			WithClip(&page.Viewport{X: box.X, Y: box.Y, Width: box.W, Height: box.H, Scale: 1}).
+			Do(ctx)
+		return err
+	}))
+	if err != nil {
+		return 0, err
+	}
+	img, err := png.Decode(bytes.NewReader(buf))
+	if err != nil {
+		return 0, fmt.Errorf("decoding screenshot: %w", err)
+	}
+	bg := [3]uint8{uint8(box.BG[0]), uint8(box.BG[1]), uint8(box.BG[2])}
+	if box.BGImage {
+		bg = borderColor(img)
+	}
+	return inkFraction(img, bg, inkTolerance), nil
+}
+
+// inkTolerance is the largest per-channel difference (0-255) from the
+// background that still counts as background.
+const inkTolerance = 12
+
+// inkFraction returns the fraction of the pixels of img that differ from bg
+// by more than tol in some channel.
+func inkFraction(img image.Image, bg [3]uint8, tol int) float64 {
+	b := img.Bounds()
+	total := b.Dx() * b.Dy()
+	if total == 0 {
+		return 0
+	}
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if absDiff(int(r>>8), int(bg[0])) > tol || absDiff(int(g>>8), int(bg[1])) > tol || absDiff(int(bl>>8), int(bg[2])) > tol {
+				n++
+			}
+		}
+	}
+	return float64(n) / float64(total)
+}
+
+func absDiff(a, b int) int {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// borderColor returns the most common color of the outermost pixels of img.
+func borderColor(img image.Image) [3]uint8 {
+	b := img.Bounds()
+	count := map[[3]uint8]int{}
+	add := func(x, y int) {
+		r, g, bl, _ := img.At(x, y).RGBA()
+		count[[3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}]++
+	}
+	for x := b.Min.X; x < b.Max.X; x++ {
+		add(x, b.Min.Y)
+		add(x, b.Max.Y-1)
+	}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		add(b.Min.X, y)
+		add(b.Max.X-1, y)
+	}
+	best, bestN := [3]uint8{255, 255, 255}, 0
+	for c, n := range count {
+		if n > bestN || n == bestN && less(c, best) {
+			best, bestN = c, n
+		}
+	}
+	return best
+}
+
+func less(a, b [3]uint8) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// collector gathers console messages and blocks network requests.
+type collector struct {
+	mu       sync.Mutex
+	console  []string
+	warnings []string
+	seen     map[string]bool
+}
+
+func (c *collector) add(warning bool, msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	key := fmt.Sprint(warning, msg)
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	if warning {
+		c.warnings = append(c.warnings, msg)
+	} else {
+		c.console = append(c.console, msg)
+	}
+}
+
+func (c *collector) fill(r *Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.Console = append([]string(nil), c.console...)
+	r.Warnings = append([]string(nil), c.warnings...)
+}
+
+// event handles one CDP event of the page. It must not block.
+func (c *collector) event(ctx context.Context, ev any) {
+	switch ev := ev.(type) {
+	case *fetch.EventRequestPaused:
+		u := ""
+		if ev.Request != nil {
+			u = ev.Request.URL
+		}
+		go func() {
+			var a chromedp.Action
+			if allowed(u) {
+				a = fetch.ContinueRequest(ev.RequestID)
+			} else {
+				a = fetch.FailRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
+			}
+			_ = chromedp.Run(ctx, a)
+		}()
+
+	case *runtime.EventExceptionThrown:
+		c.add(false, exceptionText(ev.ExceptionDetails))
+
+	case *runtime.EventConsoleAPICalled:
+		switch ev.Type {
+		case runtime.APITypeError, runtime.APITypeAssert:
+			c.add(false, consoleText(ev))
+		case runtime.APITypeWarning:
+			c.add(true, consoleText(ev))
+		}
+
+	case *cdplog.EventEntryAdded:
+		e := ev.Entry
+		if e == nil {
+			return
+		}
+		switch e.Level {
+		case cdplog.LevelError:
+			c.add(false, logText(e))
+		case cdplog.LevelWarning:
+			c.add(true, logText(e))
+		}
+
+	case *inspector.EventTargetCrashed:
+		c.add(false, "page crashed")
+
+	case *page.EventJavascriptDialogOpening:
+		c.add(true, fmt.Sprintf("%s dialog: %s", ev.Type, ev.Message))
+		go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
+	}
+}
+
+// allowed reports whether the page may load u: only local files and inline
+// data.
+func allowed(u string) bool {
+	scheme, _, _ := strings.Cut(u, ":")
+	switch strings.ToLower(scheme) {
+	case "file", "data", "blob", "about", "chrome-extension", "devtools":
+		return true
+	}
+	return false
+}
+
+func location(u string, line, col int64) string {
+	if u == "" {
+		return ""
+	}
+	s := " at " + u
+	if line > 0 {
+		s += fmt.Sprintf(":%d", line)
+		if col > 0 {
+			s += fmt.Sprintf(":%d", col)
+		}
+	}
+	return s
+}
+
+func topFrame(st *runtime.StackTrace) string {
+	for ; st != nil; st = st.Parent {
+		for _, f := range st.CallFrames {
+			if f.URL != "" {
+				return location(f.URL, f.LineNumber+1, f.ColumnNumber+1)
+			}
+		}
+	}
+	return ""
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d == nil {
+		return "uncaught exception"
+	}
+	msg := d.Text
+	if e := d.Exception; e != nil {
+		desc := e.Description
+		if desc == "" && len(e.Value) > 0 {
+			desc = remoteText(e)
+		}
+		// The description is "Error: msg\n    at stack..."; keep the first
+		// line, the location follows.
+		desc, _, _ = strings.Cut(desc, "\n")
+		if desc != "" {
+			msg = strings.TrimSuffix(msg, desc)
+			msg = strings.TrimSpace(msg + " " + desc)
+		}
+	}
+	loc := ""
+	if d.URL != "" {
+		loc = location(d.URL, d.LineNumber+1, d.ColumnNumber+1)
+	} else {
+		loc = topFrame(d.StackTrace)
+	}
+	return msg + loc
+}
+
+func remoteText(o *runtime.RemoteObject) string {
+	if o == nil {
+		return ""
+	}
+	if o.Type == runtime.TypeString {
+		var s string
+		if err := json.Unmarshal(o.Value, &s); err == nil {
+			return s
+		}
+	}
+	if len(o.Value) > 0 {
+		return string(o.Value)
+	}
+	if o.UnserializableValue != "" {
+		return string(o.UnserializableValue)
+	}
+	if o.Description != "" {
+		return o.Description
+	}
+	return string(o.Type)
+}
+
+func consoleText(ev *runtime.EventConsoleAPICalled) string {
+	parts := make([]string, 0, len(ev.Args))
+	for _, a := range ev.Args {
+		parts = append(parts, remoteText(a))
+	}
+	name := "console.error"
+	switch ev.Type {
+	case runtime.APITypeWarning:
+		name = "console.warn"
+	case runtime.APITypeAssert:
+		name = "console.assert"
+	}
+	return name + ": " + strings.Join(parts, " ") + topFrame(ev.StackTrace)
+}
+
+func logText(e *cdplog.Entry) string {
+	// The stack trace has the exact location; the line number of the entry
+	// is 0-based, and 0 also when unknown.
+	loc := topFrame(e.StackTrace)
+	if loc == "" {
+		line := e.LineNumber
+		if line > 0 {
+			line++
+		}
+		loc = location(e.URL, line, 0)
+	}
+	return e.Text + loc
+}
+
+// tailBuffer keeps the last 8 KiB written to it, safe for concurrent use.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if n := len(t.buf) - 8<<10; n > 0 {
+		t.buf = append(t.buf[:0], t.buf[n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

@@ -1,0 +1,232 @@
+// Package notebooks holds convexnn's GoNB notebooks; its tests execute every
+// notebook headless with the real kernel and check the exported HTML in a
+// real headless Chromium.
+package notebooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convexnn/convexnn/internal/browser"
+	"github.com/convexnn/convexnn/internal/nbrun"
+)
+
+var (
+	runOnce sync.Once
+	results map[string]*nbrun.Result
+	runErr  error
+	outDir  string
+)
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// requireE2E skips, or fails under CONVEXNN_REQUIRE_E2E=1 (make test), when
+// the real kernel and browser are not set up.
+func requireE2E(t *testing.T) {
+	t.Helper()
+	root := repoRoot(t)
+	var missing []string
+	for _, p := range []string{".cache/jupyter/kernels/convexnn/kernel.json", ".cache/assets/echarts.min.js", "bin/gonb"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if _, err := exec.LookPath("chromium"); err != nil {
+		missing = append(missing, "chromium")
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("notebook tests need %s: run make setup (make test does)", strings.Join(missing, ", "))
+	if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// executeAll runs every notebook once per test binary.
+func executeAll(t *testing.T) map[string]*nbrun.Result {
+	t.Helper()
+	requireE2E(t)
+	runOnce.Do(func() {
+		root := repoRoot(t)
+		outDir = filepath.Join(root, "out", "test-notebooks")
+		list, err := nbrun.List(".")
+		if err != nil {
+			runErr = err
+			return
+		}
+		results = map[string]*nbrun.Result{}
+		for _, nb := range list {
+			res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small"})
+			if err != nil {
+				runErr = err
+				return
+			}
+			results[filepath.Base(nb)] = res
+		}
+	})
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	return results
+}
+
+func TestNotebooksExecuteWithoutErrors(t *testing.T) {
+	for name, res := range executeAll(t) {
+		for _, e := range res.Errors {
+			t.Errorf("%s", e.Error())
+		}
+		t.Logf("%s executed in %.1f s", name, res.Duration.Seconds())
+	}
+}
+
+// minCharts is how many charts each notebook draws at its small size.
+var minCharts = map[string]int{"00-quickstart.ipynb": 5}
+
+func TestChartsRenderOfflineInChromium(t *testing.T) {
+	for name, res := range executeAll(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := browser.Check(ctx, res.HTML, browser.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rep.Problems(0.01) {
+				t.Errorf("%s: %s", res.HTML, p)
+			}
+			kinds := map[string]int{}
+			for _, c := range rep.Charts {
+				kinds[c.Kind]++
+				t.Logf("chart %s (%s): %d canvases, %.1f%% inked", c.ID, c.Kind, c.Canvases, 100*c.Inked)
+			}
+			if want := minCharts[name]; len(rep.Charts) < want {
+				t.Errorf("%s has %d charts, want at least %d", name, len(rep.Charts), want)
+			}
+			if name == "00-quickstart.ipynb" && (kinds["2d"] == 0 || kinds["3d"] == 0) {
+				t.Errorf("quickstart should mix 2-D and 3-D charts, has %v", kinds)
+			}
+		})
+	}
+}
+
+var (
+	statusIter = regexp.MustCompile(`iteration (\d+),`)
+	cellRange  = regexp.MustCompile(`iterations (\d+)→(\d+) this cell`)
+	resumedAt  = regexp.MustCompile(`resumed at iteration (\d+)`)
+)
+
+func cellText(c nbrun.Cell) string {
+	var b strings.Builder
+	for _, o := range c.Outputs {
+		b.WriteString(o.TextOf("text/html"))
+		b.WriteString(o.TextOf("text/plain"))
+		if o.Type == "stream" {
+			b.WriteString(o.TextOf(""))
+		}
+	}
+	return b.String()
+}
+
+// TestQuickstartSecondTrainingCellContinuesTheFirst reads the executed
+// quickstart: the Resume cell must start at the Start cell's last iteration.
+func TestQuickstartSecondTrainingCellContinuesTheFirst(t *testing.T) {
+	res := executeAll(t)["00-quickstart.ipynb"]
+	if res == nil {
+		t.Fatal("quickstart notebook missing")
+	}
+	nb, err := nbrun.Read(res.Executed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := -1, -1
+	for i, c := range nb.Cells {
+		src := c.SourceText()
+		if strings.Contains(src, `cvx.Start("quickstart"`) && first < 0 {
+			first = i
+		}
+		if strings.Contains(src, `cvx.Resume("quickstart"`) && strings.Contains(src, "Iterate") && second < 0 {
+			second = i
+		}
+	}
+	if first < 0 || second < 0 {
+		t.Fatalf("training cells not found (Start at %d, Resume at %d)", first, second)
+	}
+	a := cellRange.FindStringSubmatch(cellText(nb.Cells[first]))
+	b := cellRange.FindStringSubmatch(cellText(nb.Cells[second]))
+	r := resumedAt.FindStringSubmatch(cellText(nb.Cells[second]))
+	if a == nil || b == nil || r == nil {
+		t.Fatalf("progress lines missing: first %q, second %q", cellText(nb.Cells[first]), cellText(nb.Cells[second]))
+	}
+	aFrom, _ := strconv.Atoi(a[1])
+	aTo, _ := strconv.Atoi(a[2])
+	bFrom, _ := strconv.Atoi(b[1])
+	bTo, _ := strconv.Atoi(b[2])
+	rAt, _ := strconv.Atoi(r[1])
+	if aFrom != 0 || aTo == 0 {
+		t.Fatalf("first training cell ran iterations %d→%d, want 0→N>0", aFrom, aTo)
+	}
+	if bFrom != aTo || rAt != aTo || bTo <= bFrom {
+		t.Fatalf("second cell ran %d→%d (resumed at %d), first ended at %d", bFrom, bTo, rAt, aTo)
+	}
+	t.Logf("first cell 0→%d, second cell %d→%d", aTo, bFrom, bTo)
+}
+
+// TestInterruptingACellSavesTheLastStep interrupts a running cell through
+// the real kernel (Jupyter's interrupt_request → GoNB → SIGINT to the cell's
+// process) and resumes in the next cell.
+func TestInterruptingACellSavesTheLastStep(t *testing.T) {
+	requireE2E(t)
+	root := repoRoot(t)
+	work := t.TempDir()
+	script, _ := filepath.Abs("testdata/interrupt_cell.py")
+	cmd := exec.Command("/usr/bin/python3", script, work)
+	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+filepath.Join(root, ".cache", "jupyter"), "CONVEXNN_STATE_DIR="+filepath.Join(work, "state"))
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("interrupt driver failed: %v\n%s\n%s", err, out, stderr)
+	}
+	var r struct {
+		InterruptSent     bool   `json:"interrupt_sent"`
+		InterruptedOutput string `json:"interrupted_output"`
+		SavedIteration    int    `json:"saved_iteration"`
+		ResumeOutput      string `json:"resume_output"`
+		ResumedAt         int    `json:"resumed_at"`
+		History           int    `json:"history"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("driver output %q: %v", out, err)
+	}
+	if !r.InterruptSent {
+		t.Fatalf("no progress display appeared, so no interrupt was sent; cell output: %s", r.InterruptedOutput)
+	}
+	if r.SavedIteration <= 0 {
+		t.Fatalf("the interrupted cell did not report a saved iteration; output: %s", r.InterruptedOutput)
+	}
+	if r.ResumedAt != r.SavedIteration || r.History != r.SavedIteration {
+		t.Fatalf("interrupted at iteration %d, next cell resumed at %d with %d history points; output: %s", r.SavedIteration, r.ResumedAt, r.History, r.ResumeOutput)
+	}
+	t.Logf("interrupted after iteration %d; the next cell resumed there", r.SavedIteration)
+}

@@ -1,0 +1,425 @@
+function (cfg, option) {
+  "use strict";
+  /*
+   * convexnn/plots chart loader. Every snippet carries a copy; all copies on
+   * a page share window.__convexnnECharts, which maps a library name
+   * ("echarts", "echarts-gl") to the one promise that loads it and resolves
+   * to the echarts namespace. cfg is
+   *   {id, kind: "2d"|"3d", mode: "embed"|"url"|"omit", payload, urls}.
+   * This file is embedded in Go; it must not contain a closing script tag.
+   */
+  var PREFIX = "convexnn/plots: ";
+  var G = window.__convexnnECharts;
+  if (!G || typeof G !== "object") {
+    G = {};
+    window.__convexnnECharts = G;
+  }
+
+  function message(e) {
+    return e && e.message ? e.message : String(e);
+  }
+
+  /* Classic Jupyter runs the scripts of an HTML output before it attaches
+   * the output to the page, so the chart element may appear a little later. */
+  function whenAttached(cb) {
+    var tries = 0;
+    (function poll() {
+      var el = document.getElementById(cfg.id);
+      if (el) {
+        cb(el);
+      } else if (++tries <= 600) {
+        setTimeout(poll, 50);
+      } else {
+        console.error(PREFIX + "chart element #" + cfg.id + " never appeared on the page");
+      }
+    })();
+  }
+
+  function fail(msg) {
+    console.error(PREFIX + msg);
+    whenAttached(function (el) {
+      if (el.querySelector(".convexnn-chart-error")) {
+        return;
+      }
+      var box = document.createElement("div");
+      box.className = "convexnn-chart-error";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "flex:0 0 auto;box-sizing:border-box;margin:0;padding:8px 12px;" +
+        "font:14px/1.4 sans-serif;color:#7a1010;background:#fdecea;border:1px solid #e0a0a0;" +
+        "border-radius:4px;overflow-wrap:anywhere;white-space:normal;";
+      box.textContent = msg;
+      el.style.display = "flex";
+      el.style.flexDirection = "column";
+      var img = el.querySelector("img.convexnn-static");
+      if (img) {
+        img.style.display = "block";
+        img.style.flex = "1 1 0";
+        img.style.minHeight = "0";
+        img.style.height = "auto";
+      } else {
+        el.style.height = "auto";
+        el.style.minHeight = "0";
+      }
+      el.insertBefore(box, el.firstChild);
+    });
+  }
+
+  function globalECharts() {
+    var ec = window.echarts;
+    return ec && typeof ec.init === "function" ? ec : null;
+  }
+
+  function hasGL() {
+    return !!window["echarts-gl"];
+  }
+
+  /* RequireJS as in classic Jupyter: a UMD bundle loaded by a plain script
+   * tag would register as an anonymous AMD module there instead of setting
+   * window.echarts. */
+  function amdRequire() {
+    var r = window.require;
+    var d = window.define;
+    if (typeof r === "function" && typeof r.config === "function" && typeof d === "function" && d.amd) {
+      return r;
+    }
+    return null;
+  }
+
+  function stripJS(url) {
+    return url.replace(/\.js$/, "");
+  }
+
+  function viaRequire(r, name) {
+    return new Promise(function (resolve, reject) {
+      try {
+        r.config({ paths: { "echarts": stripJS(cfg.urls["echarts"]), "echarts-gl": stripJS(cfg.urls["echarts-gl"]) } });
+        r([name], resolve, function (err) {
+          try {
+            var rj = window.requirejs || r;
+            if (typeof rj.undef === "function") {
+              rj.undef(name);
+            }
+          } catch (e) {
+            /* ignore */
+          }
+          reject(err || new Error("require failed"));
+        });
+      } catch (e) {
+        reject(e);
+      }
+    });
+  }
+
+  /* Loads url with a script tag, hiding an AMD define while it runs so the
+   * UMD bundle sets its global. */
+  function viaScriptTag(url) {
+    return new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      var d = window.define;
+      var hidden = false;
+      if (d && d.amd) {
+        try {
+          window.define = undefined;
+          hidden = true;
+        } catch (e) {
+          /* ignore */
+        }
+      }
+      function restore() {
+        if (hidden && window.define === undefined) {
+          window.define = d;
+        }
+      }
+      s.async = false;
+      s.onload = function () {
+        restore();
+        resolve();
+      };
+      s.onerror = function () {
+        restore();
+        reject(new Error("network error"));
+      };
+      s.src = url;
+      (document.head || document.documentElement).appendChild(s);
+    });
+  }
+
+  function decode(b64) {
+    if (typeof DecompressionStream !== "function") {
+      return Promise.reject(new Error("this browser has no DecompressionStream " +
+        "(it needs Chrome 80, Firefox 113, Safari 16.4 or newer)"));
+    }
+    try {
+      var bin = atob(b64);
+      var bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) {
+        bytes[i] = bin.charCodeAt(i);
+      }
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      return new Response(stream).text();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /* Runs a UMD bundle with define, module and exports shadowed, so that it
+   * sets its browser global even when RequireJS is on the page. */
+  function evaluate(src) {
+    var s = document.createElement("script");
+    s.text = "(function (define, module, exports) {\n" + src + "\n}).call(window);";
+    var parent = document.head || document.documentElement;
+    parent.appendChild(s);
+    parent.removeChild(s);
+  }
+
+  function check(name, ec) {
+    if (name === "echarts") {
+      return globalECharts();
+    }
+    return hasGL() ? ec || globalECharts() : null;
+  }
+
+  function loadEmbedded(name, ec) {
+    var b64 = cfg.payload && cfg.payload[name];
+    if (!b64) {
+      return Promise.reject(new Error(name + " is not embedded in this output"));
+    }
+    return decode(b64).then(function (src) {
+      if (name === "echarts-gl" && ec && !globalECharts()) {
+        window.echarts = ec;
+      }
+      evaluate(src);
+      var got = check(name, ec);
+      if (!got) {
+        throw new Error("the embedded " + name + ".min.js did not run (see the errors above in the console)");
+      }
+      return got;
+    }, function (e) {
+      throw new Error("the embedded " + name + ".min.js could not be decoded: " + message(e));
+    });
+  }
+
+  function loadURL(name, ec) {
+    var url = cfg.urls[name];
+    var offline = name + " could not be loaded from " + url +
+      ": charts need network access, or set CONVEXNN_ASSETS to a local copy (make setup fetches one)";
+    function tag() {
+      if (name === "echarts-gl" && ec && !globalECharts()) {
+        window.echarts = ec;
+      }
+      return viaScriptTag(url).then(function () {
+        var got = check(name, ec);
+        if (!got) {
+          throw new Error(name + " loaded from " + url + " but did not register itself");
+        }
+        return got;
+      }, function () {
+        throw new Error(offline);
+      });
+    }
+    var r = amdRequire();
+    if (r && (name === "echarts" || G.amd)) {
+      return viaRequire(r, name).then(function (mod) {
+        if (name === "echarts") {
+          if (!mod || typeof mod.init !== "function") {
+            throw new Error("require('echarts') did not return echarts");
+          }
+          G.amd = true;
+          return mod;
+        }
+        return ec;
+      }).catch(function (e) {
+        console.warn(PREFIX + "RequireJS could not load " + name + " (" + message(e) + "); trying a script tag");
+        return tag();
+      });
+    }
+    return tag();
+  }
+
+  function waitLoaded(name) {
+    return new Promise(function (resolve, reject) {
+      var tries = 0;
+      (function poll() {
+        var p = G[name];
+        if (p && typeof p.then === "function") {
+          p.then(resolve, reject);
+          return;
+        }
+        var got = check(name, null);
+        if (got) {
+          resolve(got);
+          return;
+        }
+        if (++tries > 100) {
+          reject(new Error(name + " is not loaded on this page: this output was rendered with OmitAssets, " +
+            "so an earlier output must load it (render a chart without OmitAssets first)"));
+          return;
+        }
+        setTimeout(poll, 100);
+      })();
+    });
+  }
+
+  function need(name) {
+    var p = G[name];
+    if (p && typeof p.then === "function") {
+      return p;
+    }
+    var ready = name === "echarts" ? globalECharts() : (hasGL() ? globalECharts() : null);
+    if (ready) {
+      p = Promise.resolve(ready);
+    } else if (cfg.mode === "omit") {
+      return waitLoaded(name);
+    } else {
+      var dep = name === "echarts-gl" ? need("echarts") : Promise.resolve(null);
+      p = dep.then(function (ec) {
+        return cfg.mode === "embed" ? loadEmbedded(name, ec) : loadURL(name, ec);
+      });
+      p.catch(function () {
+        if (G[name] === p) {
+          delete G[name];
+        }
+      });
+    }
+    G[name] = p;
+    return p;
+  }
+
+  function webGL() {
+    if (typeof G.webgl !== "boolean") {
+      try {
+        var c = document.createElement("canvas");
+        G.webgl = !!(window.WebGLRenderingContext && (c.getContext("webgl") || c.getContext("experimental-webgl")));
+      } catch (e) {
+        G.webgl = false;
+      }
+    }
+    return G.webgl;
+  }
+
+  /* Charts drawn on this page are kept in G.live as {el, stop}. When an
+   * output is removed from the page (a live update replacing it, a cleared
+   * output), its chart is disposed so that echarts does not keep it alive;
+   * if the element comes back (a notebook that detaches off-screen cells),
+   * it is drawn again. */
+  function sweep() {
+    var live = G.live || [];
+    G.live = live.filter(function (r) {
+      if (r.el.isConnected) {
+        return true;
+      }
+      r.stop();
+      return false;
+    });
+    var els = document.querySelectorAll(".convexnn-chart[data-convexnn-detached]");
+    for (var i = 0; i < els.length; i++) {
+      if (typeof els[i].__convexnnMount === "function") {
+        els[i].__convexnnMount();
+      }
+    }
+  }
+
+  function watch() {
+    if (G.observer || typeof MutationObserver !== "function") {
+      return;
+    }
+    var pending = false;
+    G.observer = new MutationObserver(function () {
+      if (!pending) {
+        pending = true;
+        setTimeout(function () {
+          pending = false;
+          sweep();
+        }, 200);
+      }
+    });
+    G.observer.observe(document.documentElement, { childList: true, subtree: true });
+  }
+
+  function mount(ec, el) {
+    var img = el.querySelector("img.convexnn-static");
+    var box = el.querySelector(".convexnn-chart-canvas");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "convexnn-chart-canvas";
+      box.style.cssText = "width:100%;height:100%;";
+      if (img) {
+        img.style.display = "none";
+      }
+      el.appendChild(box);
+    }
+    var chart = null;
+    try {
+      chart = ec.init(box, null, { renderer: "canvas" });
+      chart.setOption(option);
+    } catch (e) {
+      try {
+        if (chart) {
+          chart.dispose();
+        }
+      } catch (e2) {
+        /* ignore */
+      }
+      el.removeChild(box);
+      if (img) {
+        img.style.display = "block";
+      }
+      fail("the chart could not be drawn: " + message(e) + (img ? "; below is a static view instead" : ""));
+      return;
+    }
+    if (img) {
+      el.removeChild(img);
+    }
+    el.removeAttribute("data-convexnn-detached");
+    el.setAttribute("data-convexnn-drawn", "1");
+    el.__convexnnMount = function () {
+      if (el.isConnected && el.getAttribute("data-convexnn-detached")) {
+        mount(ec, el);
+      }
+    };
+    var ro = null;
+    function onResize() {
+      if (el.isConnected) {
+        chart.resize();
+      }
+    }
+    function stop() {
+      window.removeEventListener("resize", onResize);
+      if (ro) {
+        ro.disconnect();
+      }
+      try {
+        chart.dispose();
+      } catch (e) {
+        /* ignore */
+      }
+      el.setAttribute("data-convexnn-detached", "1");
+    }
+    window.addEventListener("resize", onResize);
+    if (typeof ResizeObserver === "function") {
+      ro = new ResizeObserver(onResize);
+      ro.observe(el);
+    }
+    sweep();
+    G.live.push({ el: el, stop: stop });
+    watch();
+  }
+
+  function draw(ec) {
+    whenAttached(function (el) {
+      if (el.getAttribute("data-convexnn-drawn")) {
+        return;
+      }
+      if (cfg.kind === "3d" && !webGL()) {
+        fail("this viewer has no WebGL, so the 3-D chart cannot be drawn" +
+          (el.querySelector("img.convexnn-static") ? "; below is a static view instead" : ""));
+        return;
+      }
+      mount(ec, el);
+    });
+  }
+
+  need(cfg.kind === "3d" ? "echarts-gl" : "echarts").then(draw, function (e) {
+    fail(message(e));
+  });
+}

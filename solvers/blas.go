@@ -1,0 +1,13 @@
+package solvers
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+const (
+	blasNoTrans = blas.NoTrans
+	blasTrans   = blas.Trans
+)
+
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }

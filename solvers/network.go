@@ -1,0 +1,126 @@
+package solvers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Network is a two-layer ReLU network with scalar output,
+//
+//	f(x) = Σ_j (xᵀ u_j)_+ α_j,
+//
+// the non-convex model of eq. (nonconvex_general). U is d×m, column j is the
+// hidden neuron u_j; Alpha holds the m output weights α_j. When Bias is true
+// the model's input is [x; 1], so U has one more row than the raw data has
+// columns and the last row of U holds the hidden biases.
+type Network struct {
+	U     *mat.Dense
+	Alpha []float64
+	Bias  bool
+}
+
+// Width returns the number of hidden neurons m.
+func (n *Network) Width() int { return len(n.Alpha) }
+
+// InputDim returns the number of raw input features the network expects.
+func (n *Network) InputDim() int {
+	d, _ := n.U.Dims()
+	if n.Bias {
+		return d - 1
+	}
+	return d
+}
+
+func (n *Network) check() error {
+	if n == nil || n.U == nil {
+		return errors.New("solvers: network has no hidden layer")
+	}
+	d, m := n.U.Dims()
+	if m != len(n.Alpha) {
+		return fmt.Errorf("solvers: network has %d hidden neurons but %d output weights", m, len(n.Alpha))
+	}
+	if n.Bias && d < 2 {
+		return errors.New("solvers: network with bias needs at least one input feature")
+	}
+	return nil
+}
+
+// Eval returns f(x) for one raw input x (without the bias entry).
+func (n *Network) Eval(x []float64) (float64, error) {
+	if err := n.check(); err != nil {
+		return 0, err
+	}
+	if len(x) != n.InputDim() {
+		return 0, fmt.Errorf("solvers: input has %d features, network expects %d", len(x), n.InputDim())
+	}
+	d, m := n.U.Dims()
+	var f float64
+	for j := 0; j < m; j++ {
+		var z float64
+		for i, xi := range x {
+			z += xi * n.U.At(i, j)
+		}
+		if n.Bias {
+			z += n.U.At(d-1, j)
+		}
+		if z > 0 {
+			f += z * n.Alpha[j]
+		}
+	}
+	return f, nil
+}
+
+// Predict returns f(x_k) for every row x_k of X (raw features, no bias column).
+func (n *Network) Predict(x *mat.Dense) ([]float64, error) {
+	if err := n.check(); err != nil {
+		return nil, err
+	}
+	rows, cols := x.Dims()
+	if cols != n.InputDim() {
+		return nil, fmt.Errorf("solvers: data has %d features, network expects %d", cols, n.InputDim())
+	}
+	out := make([]float64, rows)
+	row := make([]float64, cols)
+	for k := 0; k < rows; k++ {
+		mat.Row(row, k, x)
+		f, err := n.Eval(row)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// Accuracy returns the fraction of points whose sign(f(x_k)) equals y_k ∈ {-1,+1}.
+func Accuracy(pred, y []float64) (float64, error) {
+	if len(pred) != len(y) {
+		return 0, fmt.Errorf("solvers: %d predictions for %d labels", len(pred), len(y))
+	}
+	if len(y) == 0 {
+		return 0, errors.New("solvers: accuracy of an empty set")
+	}
+	var ok int
+	for k := range y {
+		if (pred[k] >= 0) == (y[k] >= 0) {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(y)), nil
+}
+
+// CheckFinite returns an error naming the first NaN or Inf entry of X.
+func CheckFinite(name string, x *mat.Dense) error {
+	r, c := x.Dims()
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if v := x.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s[%d,%d] is %v", name, i, j, v)
+			}
+		}
+	}
+	return nil
+}
