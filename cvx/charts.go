@@ -54,7 +54,7 @@ func showFigure(f *plots.Figure, err error) error {
 func (r *Run) convergenceFigure() (*plots.Figure, error) {
 	obj := plots.Series{Name: "objective F(α)"}
 	gap := plots.Series{Name: "duality gap"}
-	for _, p := range r.history {
+	for _, p := range thin(r.history, 1500) {
 		obj.X = append(obj.X, float64(p.Iter))
 		obj.Y = append(obj.Y, p.Objective)
 		if p.Gap > 0 {
@@ -67,6 +67,23 @@ func (r *Run) convergenceFigure() (*plots.Figure, error) {
 		series = append(series, gap)
 	}
 	return plots.Line(plots.LineOptions{Title: fmt.Sprintf("Convergence of run %q", r.Name), XLabel: "iteration", YLabel: "value", LogY: true}, series...)
+}
+
+// thin keeps at most about max points of a history for drawing: every k-th
+// point and always the last, so the chart stays light however long the run.
+func thin(h []Point, max int) []Point {
+	if len(h) <= max {
+		return h
+	}
+	k := (len(h) + max - 1) / max
+	out := make([]Point, 0, max+1)
+	for i := 0; i < len(h); i += k {
+		out = append(out, h[i])
+	}
+	if out[len(out)-1].Iter != h[len(h)-1].Iter {
+		out = append(out, h[len(h)-1])
+	}
+	return out
 }
 
 // Convergence displays the run's objective and duality gap against the

@@ -199,3 +199,17 @@ func TestSIGINTSavesState(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestThinKeepsEndsAndBound(t *testing.T) {
+	h := make([]Point, 10007)
+	for i := range h {
+		h[i].Iter = i + 1
+	}
+	th := thin(h, 1500)
+	if len(th) > 1501 || th[0].Iter != 1 || th[len(th)-1].Iter != 10007 {
+		t.Fatalf("thin gave %d points from %d to %d", len(th), th[0].Iter, th[len(th)-1].Iter)
+	}
+	if got := thin(h[:10], 1500); len(got) != 10 {
+		t.Fatalf("short history thinned to %d", len(got))
+	}
+}

@@ -17,8 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convexnn/convexnn/cvx"
+	"github.com/convexnn/convexnn/data"
 	"github.com/convexnn/convexnn/internal/browser"
 	"github.com/convexnn/convexnn/internal/nbrun"
+	"github.com/convexnn/convexnn/plots"
+	"gonum.org/v1/gonum/mat"
 )
 
 var (
@@ -229,4 +233,45 @@ func TestInterruptingACellSavesTheLastStep(t *testing.T) {
 		t.Fatalf("interrupted at iteration %d, next cell resumed at %d with %d history points; output: %s", r.SavedIteration, r.ResumedAt, r.History, r.ResumeOutput)
 	}
 	t.Logf("interrupted after iteration %d; the next cell resumed there", r.SavedIteration)
+}
+
+// TestChartsFailWhenAssetsUnreachable is the negative of the rendering test:
+// the same check on a chart whose echarts source cannot be reached must
+// report a problem, and the chart must say so in place.
+func TestChartsFailWhenAssetsUnreachable(t *testing.T) {
+	requireE2E(t)
+	fig, err := cvx.ScatterFigure(mustDisk(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippet, err := fig.HTML(plots.Assets{BaseURL: "http://127.0.0.1:9/no-such-cdn/"}, plots.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "unreachable.html")
+	if err := os.WriteFile(page, []byte("<!DOCTYPE html><html><body>"+snippet+"</body></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := browser.Check(ctx, page, browser.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := rep.Problems(0.01)
+	if len(probs) == 0 {
+		t.Fatal("a chart with unreachable assets passed the rendering check")
+	}
+	if len(rep.Charts) != 1 || !strings.Contains(rep.Charts[0].Text, "could not be loaded") {
+		t.Fatalf("the chart does not tell the reader what went wrong: %+v", rep.Charts)
+	}
+	t.Logf("problems reported: %q", probs)
+}
+
+func mustDisk(t *testing.T) (*mat.Dense, []float64) {
+	x, y, err := data.Disk2D(30, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y
 }

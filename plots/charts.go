@@ -279,12 +279,20 @@ func Heatmap(o HeatmapOptions, g Grid, overlay ...Points) (*Figure, error) {
 		ss.Data = cells
 		ss.RenderItem = opts.FuncOpts(renderCellJS(xe, ye))
 	}))
+	// The axes end at the grid's edges, which are rarely round numbers: label
+	// only the round ticks in between.
+	inner := map[string]interface{}{"axisLabel": map[string]interface{}{"showMinLabel": false, "showMaxLabel": false}}
 	p := &patch{
-		top: map[string]interface{}{"visualMap": vm},
+		top:   map[string]interface{}{"visualMap": vm},
+		xAxis: inner,
+		yAxis: inner,
 		series: []map[string]interface{}{{
-			"clip":    true,
-			"z":       1,
-			"tooltip": map[string]interface{}{"formatter": opts.FuncOpts(cellTooltipJS(g.X, g.Y, axisName(o.XLabel, "x"), axisName(o.YLabel, "y")))},
+			// Draw every cell in one frame: progressive rendering leaves a
+			// partly drawn map in exports and screenshots.
+			"progressive": 0,
+			"clip":        true,
+			"z":           1,
+			"tooltip":     map[string]interface{}{"formatter": opts.FuncOpts(cellTooltipJS(g.X, g.Y, axisName(o.XLabel, "x"), axisName(o.YLabel, "y")))},
 		}},
 	}
 	for i, pg := range overlay {

@@ -251,8 +251,14 @@ func (f *FISTA) Step() FISTAStep {
 		L *= 2
 	}
 	objZ := fz + p.Beta*floats.Norm(f.z, 1)
+	// Gradient-mapping restart test ⟨y − z, z − α_k⟩ > 0: the momentum points
+	// against the prox-gradient step.
+	var dir float64
+	for j := range f.z {
+		dir += (f.y[j] - f.z[j]) * (f.z[j] - s.Alpha[j])
+	}
 	restarted := false
-	if objZ > s.Obj {
+	if objZ > s.Obj || dir > 0 {
 		// Adaptive restart: drop the momentum and keep the better iterate's
 		// neighbourhood; α_{k+1} = z still holds (monotonicity is not required),
 		// but the next extrapolation starts afresh.

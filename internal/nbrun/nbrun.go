@@ -234,7 +234,7 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 	}
 	if err := run("--to", "html",
 		"--HTMLExporter.require_js_url=assets/require.js",
-		"--HTMLExporter.mathjax_url=assets/mathjax/MathJax.js",
+		"--HTMLExporter.mathjax_url=assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
 		"--output-dir", outAbs, "--output", base, res.Executed); err != nil {
 		return nil, err
 	}
