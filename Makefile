@@ -24,10 +24,10 @@ lint: setup
 # Every test: unit tests with the race detector, then the real-notebook and
 # real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1).
 test: lint
-	CONVEXNN_REQUIRE_E2E=1 go test -race -count=1 -timeout 30m ./...
+	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m ./...
 
 jupyter: setup
-	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks
+	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf out bin .cache

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/data"
+	"gonum.org/v1/gonum/mat"
 )
 
 func testProblem(t testing.TB, n, neurons int) *Problem {
@@ -116,7 +117,7 @@ func TestBadInputIsNamed(t *testing.T) {
 		"β must be positive":  Classify(x, y).Beta(-1),
 		"need at least one":   Classify(x, y).SampleNeurons(0, 1),
 	}
-	xn := mat2(x)
+	xn := mat.DenseCopyOf(x)
 	xn.Set(4, 1, math.NaN())
 	cases["X[4,1] is NaN"] = Classify(xn, y)
 	for want, p := range cases {

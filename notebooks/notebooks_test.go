@@ -275,3 +275,28 @@ func mustDisk(t *testing.T) (*mat.Dense, []float64) {
 	}
 	return x, y
 }
+
+// TestFailedCellsAreNamed executes a notebook that fails on purpose: the
+// runner must report each failed cell by number with its message, and keep
+// running the cells after a failure.
+func TestFailedCellsAreNamed(t *testing.T) {
+	requireE2E(t)
+	res, err := nbrun.Execute(context.Background(), "testdata/broken.ipynb", nbrun.Options{Repo: repoRoot(t), OutDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 2 {
+		t.Fatalf("want 2 failed cells, got %d: %v", len(res.Errors), res.Errors)
+	}
+	want := []struct {
+		cell int
+		text string
+	}{{3, `cannot use "not a number"`}, {4, "label y[3] = 7"}}
+	for i, w := range want {
+		e := res.Errors[i]
+		msg := e.Error()
+		if e.Cell != w.cell || !strings.Contains(msg, w.text) || !strings.Contains(msg, "broken.ipynb") {
+			t.Errorf("failure %d: want cell %d with %q, got %s", i, w.cell, w.text, msg)
+		}
+	}
+}
