@@ -14,29 +14,18 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 )
 
-// TestWriteSmokePages writes pages for a manual check in a real browser
-// when CONVEXNN_PLOTS_SMOKE names an output directory and
-// CONVEXNN_PLOTS_SMOKE_ASSETS a directory holding echarts.min.js,
-// echarts-gl.min.js and require.js; it is skipped otherwise. For example:
-//
-//	CONVEXNN_PLOTS_SMOKE=/tmp/plots-smoke CONVEXNN_PLOTS_SMOKE_ASSETS=.cache/assets go test -run Smoke ./plots/
-//	chromium --headless --no-sandbox --disable-gpu --enable-unsafe-swiftshader \
-//		--user-data-dir=$(mktemp -d) --enable-logging=stderr --v=0 \
-//		--window-size=1000,2600 --virtual-time-budget=10000 \
-//		--screenshot=/tmp/plots-smoke/shot.png file:///tmp/plots-smoke/index.html
-//
-// Each page logs a "SMOKE {...}" summary to the console (charts drawn,
-// error boxes, how echarts was loaded); live.html logs "LIVE {...}".
-// The pages are index.html (embedded assets), require.html (embedded, with
-// RequireJS on the page and outputs inserted the way classic Jupyter does),
-// url.html and url-require.html (assets loaded by URL), and broken.html and
-// broken-require.html (a URL that fails, showing the error message).
-func TestWriteSmokePages(t *testing.T) {
-	out := os.Getenv("CONVEXNN_PLOTS_SMOKE")
-	assets := os.Getenv("CONVEXNN_PLOTS_SMOKE_ASSETS")
-	if out == "" || assets == "" {
-		t.Skip("set CONVEXNN_PLOTS_SMOKE and CONVEXNN_PLOTS_SMOKE_ASSETS to write browser smoke pages")
-	}
+// The smoke pages (written by writeSmokePages, checked in a real browser by
+// TestSmokePagesRenderInChromium; set CONVEXNN_PLOTS_SMOKE=DIR to keep them
+// for a look by hand) each log a "SMOKE {...}" summary to the console
+// (charts drawn, error boxes, how echarts was loaded); live.html logs
+// "LIVE {...}". The pages are index.html (embedded assets), require.html
+// (embedded, with RequireJS on the page and outputs inserted the way classic
+// Jupyter does), url.html and url-require.html (assets loaded by URL), and
+// broken.html and broken-require.html (a URL that fails, showing the error
+// message).
+// writeSmokePages writes the smoke pages into out, taking echarts, echarts-gl and require.js from assets.
+func writeSmokePages(t *testing.T, out, assets string) {
+	t.Helper()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,74 @@
+package plots
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convexnn/convexnn/internal/browser"
+)
+
+// TestSmokePagesRenderInChromium opens the smoke pages in headless Chromium
+// with no network: with the library embedded or loaded by URL, with and
+// without RequireJS on the page (classic Notebook has it; JupyterLab, VS Code
+// and plain exports do not), every chart, 2-D and 3-D, must draw with no
+// console error; with an unreachable library every chart must fail visibly.
+func TestSmokePagesRenderInChromium(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assets := filepath.Join(root, ".cache", "assets")
+	if _, err := os.Stat(filepath.Join(assets, "echarts-gl.min.js")); err != nil {
+		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+			t.Fatalf("chart assets missing in %s: run make setup", assets)
+		}
+		t.Skipf("chart assets missing in %s: run make setup", assets)
+	}
+	if _, err := browser.FindExecPath(browser.Options{}); err != nil {
+		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	out := os.Getenv("CONVEXNN_PLOTS_SMOKE")
+	if out == "" {
+		out = t.TempDir()
+	}
+	writeSmokePages(t, out, assets)
+	for _, page := range []string{"index.html", "require.html", "url.html", "url-require.html", "broken.html", "broken-require.html"} {
+		t.Run(page, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rep, err := browser.Check(ctx, filepath.Join(out, page), browser.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for _, c := range rep.Charts {
+				kinds[c.Kind]++
+			}
+			if kinds["2d"] == 0 || kinds["3d"] == 0 || len(rep.Charts) < 6 {
+				t.Fatalf("page has charts %v, want at least 6 with 2-D and 3-D", kinds)
+			}
+			probs := rep.Problems(0.01)
+			if !strings.HasPrefix(page, "broken") {
+				for _, p := range probs {
+					t.Error(p)
+				}
+				return
+			}
+			if len(probs) == 0 {
+				t.Fatal("a page whose library cannot be loaded passed the check")
+			}
+			for _, c := range rep.Charts {
+				if c.Canvases != 0 || !strings.Contains(c.Text, "could not be loaded") {
+					t.Errorf("chart %s: %d canvases, text %q; want no canvas and the load error", c.ID, c.Canvases, c.Text)
+				}
+			}
+		})
+	}
+}
