@@ -13,7 +13,9 @@
 // and failed resource loads.
 //
 // The browser has no network: every request that is not file: or data: fails
-// as if the machine were offline (net::ERR_INTERNET_DISCONNECTED).
+// as if the machine were offline (net::ERR_INTERNET_DISCONNECTED), except
+// requests to the loopback origins listed in Options.AllowOrigins, such as a
+// Jupyter server started by a test, which [CheckURL] can open.
 package browser
 
 import (
@@ -24,10 +26,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +75,26 @@ type Options struct {
 	Settle time.Duration
 	// Width and Height of the viewport in CSS pixels. Default 1200x900.
 	Width, Height int
+
+	// AllowOrigins lists origins the page may reach, such as
+	// "http://127.0.0.1:8888" for a local Jupyter server (its HTTP requests
+	// and its web sockets). Only loopback IP literals are accepted
+	// (127.0.0.0/8 and [::1]); a missing port means the scheme's default.
+	// Every other request still fails as offline, including other ports of
+	// the loopback interface.
+	AllowOrigins []string
+
+	// Prepare, if set, runs after the page's load event and before the
+	// charts are measured, with the page's context (for chromedp.Run): for
+	// example to drive a web application until its charts are on the page.
+	// Its time counts towards Timeout. An error ends the check with the
+	// partial report.
+	Prepare func(ctx context.Context) error
+
+	// Finish, if set, runs after the charts were measured, with the page
+	// still open (for example to take a screenshot). An error is returned
+	// with the full report.
+	Finish func(ctx context.Context) error
 }
 
 // Chart is the state of one chart div after the page settled.
@@ -165,8 +189,15 @@ func FindExecPath(o Options) (string, error) {
 }
 
 // flags returns the command-line flags Check starts the browser with (without
-// --user-data-dir and --remote-debugging-port, which Check adds).
-func flags(width, height int) []chromedp.ExecAllocatorOption {
+// --user-data-dir and --remote-debugging-port, which Check adds). bypass
+// lists the host:port pairs (of Options.AllowOrigins) that go around the dead
+// proxy; hosts are their IP addresses, which the host resolver must leave
+// alone.
+func flags(width, height int, bypass, hosts []string) []chromedp.ExecAllocatorOption {
+	resolver := "MAP * ~NOTFOUND"
+	for _, h := range hosts {
+		resolver += ", EXCLUDE " + h
+	}
 	return []chromedp.ExecAllocatorOption{
 		chromedp.Headless, // --headless (new headless mode), --hide-scrollbars, --mute-audio
 		chromedp.NoSandbox,
@@ -181,9 +212,12 @@ func flags(width, height int) []chromedp.ExecAllocatorOption {
 		// No network, also not for the browser itself. The page's own
 		// requests are failed through the Fetch domain; these flags are the
 		// backstop for everything else (workers, web sockets, the browser).
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		// Everything, loopback included (<-loopback> removes Chromium's
+		// implicit bypass of localhost), goes to a proxy on the discard
+		// port, except the allowed origins, and no name resolves.
+		chromedp.Flag("host-resolver-rules", resolver),
 		chromedp.Flag("proxy-server", "127.0.0.1:9"),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("proxy-bypass-list", strings.Join(append([]string{"<-loopback>"}, bypass...), ";")),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -215,6 +249,45 @@ func flags(width, height int) []chromedp.ExecAllocatorOption {
 // without network and reports on its charts and console. On an error after
 // the page was opened, the partial report is returned with the error.
 func Check(ctx context.Context, path string, o Options) (*Report, error) {
+	pageURL, err := fileURL(path)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx, pageURL, o)
+}
+
+// CheckURL is Check for a page at a URL: a file: URL, or a page of one of
+// Options.AllowOrigins, such as a notebook served by a local Jupyter server.
+func CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "file":
+		if pageURL, err = fileURL(pageURL); err != nil {
+			return nil, err
+		}
+	case "http", "https":
+		origins, err := parseOrigins(o.AllowOrigins)
+		if err != nil {
+			return nil, err
+		}
+		if !origins.allowed(pageURL) {
+			return nil, fmt.Errorf("browser: %s is not in Options.AllowOrigins %q", pageURL, o.AllowOrigins)
+		}
+	default:
+		return nil, fmt.Errorf("browser: %q is not a file:, http: or https: URL", pageURL)
+	}
+	return run(ctx, pageURL, o)
+}
+
+// run checks the page at pageURL.
+func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
+	origins, err := parseOrigins(o.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -223,10 +296,6 @@ func Check(ctx context.Context, path string, o Options) (*Report, error) {
 	}
 	if o.Height <= 0 {
 		o.Height = DefaultHeight
-	}
-	pageURL, err := fileURL(path)
-	if err != nil {
-		return nil, err
 	}
 	execPath, err := FindExecPath(o)
 	if err != nil {
@@ -242,7 +311,7 @@ func Check(ctx context.Context, path string, o Options) (*Report, error) {
 	defer os.RemoveAll(dataDir)
 
 	var stderr tailBuffer
-	opts := append(flags(o.Width, o.Height),
+	opts := append(flags(o.Width, o.Height, origins.bypass(), origins.hosts()),
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(dataDir),
 		chromedp.CombinedOutput(&stderr),
@@ -265,7 +334,7 @@ func Check(ctx context.Context, path string, o Options) (*Report, error) {
 	}()
 
 	rep := &Report{URL: pageURL}
-	col := &collector{}
+	col := &collector{origins: origins}
 	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
 
 	// Start the browser.
@@ -290,13 +359,27 @@ func Check(ctx context.Context, path string, o Options) (*Report, error) {
 		return rep, fmt.Errorf("browser: opening %s: %w", pageURL, err)
 	}
 
+	if o.Prepare != nil {
+		if err := o.Prepare(bctx); err != nil {
+			col.fill(rep)
+			return rep, fmt.Errorf("browser: preparing %s: %w", pageURL, err)
+		}
+	}
+
 	charts, err := settle(bctx, o)
 	if charts != nil {
 		rep.Charts = charts
 	}
+	if err != nil {
+		col.fill(rep)
+		return rep, fmt.Errorf("browser: checking %s: %w", pageURL, err)
+	}
+	if o.Finish != nil {
+		err = o.Finish(bctx)
+	}
 	col.fill(rep)
 	if err != nil {
-		return rep, fmt.Errorf("browser: checking %s: %w", pageURL, err)
+		return rep, fmt.Errorf("browser: finishing %s: %w", pageURL, err)
 	}
 	return rep, nil
 }
@@ -596,6 +679,7 @@ func less(a, b [3]uint8) bool {
 
 // collector gathers console messages and blocks network requests.
 type collector struct {
+	origins  origins // allowed besides local files
 	mu       sync.Mutex
 	console  []string
 	warnings []string
@@ -637,7 +721,7 @@ func (c *collector) event(ctx context.Context, ev any) {
 		}
 		go func() {
 			var a chromedp.Action
-			if allowed(u) {
+			if allowed(u) || c.origins.allowed(u) {
 				a = fetch.ContinueRequest(ev.RequestID)
 			} else {
 				a = fetch.FailRequest(ev.RequestID, network.ErrorReasonInternetDisconnected)
@@ -686,6 +770,107 @@ func allowed(u string) bool {
 		return true
 	}
 	return false
+}
+
+// origins is a set of allowed origins, "scheme://host:port" with http or
+// https as scheme.
+type origins map[string]bool
+
+// parseOrigins checks and normalizes Options.AllowOrigins.
+func parseOrigins(list []string) (origins, error) {
+	o := origins{}
+	for _, s := range list {
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("browser: Options.AllowOrigins: %w", err)
+		}
+		if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
+			return nil, fmt.Errorf("browser: Options.AllowOrigins: %q is not an http or https origin", s)
+		}
+		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("browser: Options.AllowOrigins: %q is not an origin (scheme://host:port)", s)
+		}
+		key, ok := originOf(u)
+		if !ok {
+			return nil, fmt.Errorf("browser: Options.AllowOrigins: %q has no host", s)
+		}
+		ip := net.ParseIP(u.Hostname())
+		if ip == nil || !ip.IsLoopback() {
+			return nil, fmt.Errorf("browser: Options.AllowOrigins: %q: only loopback IP addresses (127.0.0.1, [::1]) can be allowed", s)
+		}
+		o[key] = true
+	}
+	return o, nil
+}
+
+// originOf returns the origin of u as "scheme://host:port", with ws and wss
+// counted as http and https, and whether u has an http(s) or ws(s) scheme
+// and a host.
+func originOf(u *url.URL) (string, bool) {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	switch scheme {
+	case "http", "ws":
+		scheme = "http"
+		if port == "" {
+			port = "80"
+		}
+	case "https", "wss":
+		scheme = "https"
+		if port == "" {
+			port = "443"
+		}
+	default:
+		return "", false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return "", false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		host = ip.String()
+	}
+	return scheme + "://" + net.JoinHostPort(host, port), true
+}
+
+// allowed reports whether u is on one of the origins.
+func (o origins) allowed(u string) bool {
+	if len(o) == 0 {
+		return false
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	key, ok := originOf(p)
+	return ok && o[key]
+}
+
+// hosts returns the hosts of the origins, sorted, as in host resolver rules
+// (IPv6 addresses in brackets).
+func (o origins) hosts() []string {
+	var out []string
+	for key := range o {
+		_, hostPort, _ := strings.Cut(key, "://")
+		host, _, _ := net.SplitHostPort(hostPort)
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		out = append(out, host)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// bypass returns the proxy bypass rules (host:port) for the origins, sorted.
+func (o origins) bypass() []string {
+	var out []string
+	for key := range o {
+		_, hostPort, _ := strings.Cut(key, "://")
+		out = append(out, hostPort)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func location(u string, line, col int64) string {

@@ -1,0 +1,573 @@
+package notebooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/convexnn/convexnn/internal/browser"
+)
+
+// Time limits of the live test.
+const (
+	liveServerStart = 60 * time.Second // until /api/status answers
+	liveKernelReady = 90 * time.Second // until the notebook page has a connected kernel
+	liveRunAll      = 4 * time.Minute  // until every cell finished (each GoNB cell compiles Go)
+	liveCheck       = 8 * time.Minute  // the whole browser check
+)
+
+// envLiveScreenshot names where TestChartsRenderInLiveClassicNotebook saves
+// a screenshot of the whole notebook after the run in the embedded mode (the
+// url mode adds "-url" to the name); by default
+// out/test-notebooks/live-notebook.png.
+const envLiveScreenshot = "CONVEXNN_LIVE_SCREENSHOT"
+
+// TestChartsRenderInLiveClassicNotebook runs the quickstart in the real
+// classic Jupyter Notebook UI (RequireJS on the page, outputs inserted by the
+// Notebook's output area, the kernel over a web socket) in headless Chromium
+// and checks that every chart drew, with no console errors and no failed
+// cell. It does so twice:
+//
+//   - embedded: the kernel as installed (CONVEXNN_ASSETS=.cache/assets), so
+//     every chart carries echarts and runs it with define hidden;
+//   - url: a copy of the kernel spec without CONVEXNN_ASSETS and with
+//     CONVEXNN_ASSETS_URL pointing at copies of the assets that the Notebook
+//     server itself serves (/files/...), so the loader takes its RequireJS
+//     branch: require(['echarts']) and require(['echarts-gl']).
+func TestChartsRenderInLiveClassicNotebook(t *testing.T) {
+	requireE2E(t)
+	jupyter := requireJupyterNotebook(t)
+	for _, mode := range []string{"embedded", "url"} {
+		t.Run(mode, func(t *testing.T) { liveNotebook(t, jupyter, mode) })
+	}
+}
+
+func liveNotebook(t *testing.T, jupyter, mode string) {
+	root := repoRoot(t)
+	work := t.TempDir()
+	const nbName = "00-quickstart.ipynb"
+	copyTo(t, nbName, filepath.Join(work, nbName))
+
+	port := freePort(t)
+	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+	jupyterPath := filepath.Join(root, ".cache", "jupyter")
+	if mode == "url" {
+		for _, f := range []string{"echarts.min.js", "echarts-gl.min.js"} {
+			copyTo(t, filepath.Join(root, ".cache", "assets", f), filepath.Join(work, "assets", f))
+		}
+		jupyterPath = urlKernel(t, root, origin+"/files/assets/")
+	}
+	token := startNotebookServer(t, jupyter, root, work, port, jupyterPath)
+	pageURL := origin + "/notebooks/" + nbName + "?token=" + token
+
+	shot := os.Getenv(envLiveScreenshot)
+	if shot == "" {
+		shot = filepath.Join(root, "out", "test-notebooks", "live-notebook.png")
+	}
+	if mode != "embedded" {
+		shot = strings.TrimSuffix(shot, ".png") + "-" + mode + ".png"
+	}
+
+	var run liveRun
+	var loader loaderState
+	ctx, cancel := context.WithTimeout(context.Background(), liveCheck+time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, err := browser.CheckURL(ctx, pageURL, browser.Options{
+		AllowOrigins: []string{origin},
+		Timeout:      liveCheck,
+		Prepare:      func(ctx context.Context) error { return run.prepare(ctx, t) },
+		Finish: func(ctx context.Context) error {
+			if err := chromedp.Run(ctx, chromedp.Evaluate(loaderJS, &loader)); err != nil {
+				return err
+			}
+			return screenshotNotebook(ctx, shot)
+		},
+	})
+	if rep != nil {
+		for _, c := range rep.Charts {
+			t.Logf("chart %s (%s): %d canvases, %.1f%% inked", c.ID, c.Kind, c.Canvases, 100*c.Inked)
+		}
+		for _, w := range rep.Warnings {
+			t.Logf("warning: %s", w)
+		}
+	}
+	if err != nil {
+		if rep != nil {
+			for _, c := range rep.Console {
+				t.Logf("console: %s", c)
+			}
+		}
+		t.Fatalf("%v (after %v)", err, time.Since(start).Round(time.Second))
+	}
+	t.Logf("opened, ran every cell and measured in %v (cells ran in %v); screenshot %s",
+		time.Since(start).Round(time.Second), run.cellsTook.Round(time.Second), shot)
+
+	// The chart loader's behaviour under RequireJS is what this test is for.
+	if !run.state.RequireJS {
+		t.Errorf("RequireJS is not on the page (window.require/define.amd), so this did not test the RequireJS path")
+	}
+	t.Logf("loader: %+v", loader)
+	if loader.Drawn != loader.Charts {
+		t.Errorf("%d of %d charts were drawn by the loader (data-convexnn-drawn)", loader.Drawn, loader.Charts)
+	}
+	switch mode {
+	case "embedded":
+		if loader.AMD || loader.RequireECharts || !loader.ECharts || !loader.GL {
+			t.Errorf("embedded mode: want echarts and echarts-gl as globals, not through RequireJS; loader %+v", loader)
+		}
+	case "url":
+		if !loader.AMD || !loader.RequireECharts {
+			t.Errorf("url mode: echarts was not loaded through RequireJS; loader %+v", loader)
+		}
+	}
+	for _, e := range run.state.Errors {
+		t.Errorf("cell error output: %s", e)
+	}
+	if len(run.state.Unnumbered) > 0 {
+		t.Errorf("code cells %v have no execution count after the run", run.state.Unnumbered)
+	}
+
+	rep.Console = ignoreNotebookNoise(t, rep.Console)
+	for _, p := range rep.Problems(0.01) {
+		t.Errorf("%s", p)
+	}
+	kinds := map[string]int{}
+	for _, c := range rep.Charts {
+		kinds[c.Kind]++
+	}
+	if want := minCharts[nbName]; len(rep.Charts) < want {
+		t.Errorf("%d charts in the live notebook, want at least %d", len(rep.Charts), want)
+	}
+	if kinds["3d"] == 0 {
+		t.Errorf("no 3-D chart in the live notebook (kinds %v)", kinds)
+	}
+}
+
+func copyTo(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// urlKernel writes a copy of the "convexnn" kernel spec whose charts load
+// echarts from baseURL (CONVEXNN_ASSETS empty, CONVEXNN_ASSETS_URL=baseURL)
+// and returns the JUPYTER_PATH that holds it.
+func urlKernel(t *testing.T, root, baseURL string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, ".cache", "jupyter", "kernels", "convexnn", "kernel.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(b, &spec); err != nil {
+		t.Fatalf("kernel.json: %v", err)
+	}
+	env, _ := spec["env"].(map[string]any)
+	if env == nil {
+		env = map[string]any{}
+	}
+	env["CONVEXNN_ASSETS"] = ""
+	env["CONVEXNN_ASSETS_URL"] = baseURL
+	spec["env"] = env
+	if b, err = json.MarshalIndent(spec, "", " "); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "jupyter")
+	p := filepath.Join(dir, "kernels", "convexnn", "kernel.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// requireJupyterNotebook returns the jupyter command, after checking that it
+// runs the classic Notebook, or skips (fails under CONVEXNN_REQUIRE_E2E=1).
+func requireJupyterNotebook(t *testing.T) string {
+	t.Helper()
+	jupyter, err := exec.LookPath("jupyter")
+	if err == nil {
+		var out []byte
+		out, err = exec.Command(jupyter, "notebook", "--version").CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%s notebook --version: %v: %s", jupyter, err, strings.TrimSpace(string(out)))
+		}
+	}
+	if err == nil {
+		return jupyter
+	}
+	msg := fmt.Sprintf("the live notebook test needs the classic Jupyter Notebook (Debian: python3-notebook): run make setup (make test does): %v", err)
+	if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// startNotebookServer starts a classic Notebook server on 127.0.0.1:port
+// serving dir, with the kernels of jupyterPath and the repository's assets,
+// waits until it answers, and stops it (with its kernels) when the test
+// ends. It returns the server's token.
+func startNotebookServer(t *testing.T, jupyter, root, dir string, port int, jupyterPath string) (token string) {
+	t.Helper()
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	token = hex.EncodeToString(b[:])
+	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	// Jupyter's own directories in the test's, so that the user's
+	// configuration (a password, extensions) does not change the UI.
+	home := t.TempDir()
+	logPath := filepath.Join(home, "jupyter.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"notebook",
+		"--no-browser", "--ip=127.0.0.1", fmt.Sprintf("--port=%d", port), "--port-retries=0",
+		"--NotebookApp.token=" + token, "--notebook-dir=" + dir}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-root") // containers, CI
+	}
+	cmd := exec.Command(jupyter, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"JUPYTER_PATH="+jupyterPath,
+		"CONVEXNN_ASSETS="+filepath.Join(root, ".cache", "assets"),
+		"CONVEXNN_STATE_DIR="+filepath.Join(home, "state"),
+		"JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
+		"JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"),
+		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"),
+	)
+	// The log is shown when the test fails. A log file rather than a
+	// pipe: the kernels inherit it, and a pipe would keep Wait waiting for
+	// them.
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("starting %s: %v", jupyter, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// The server, its kernels and their cell processes: the whole
+		// process group. SIGTERM first, so that the server shuts its
+		// kernels down.
+		pgid := cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+		logFile.Close()
+		if t.Failed() {
+			logTail(t, logPath)
+		}
+	})
+
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(liveServerStart)
+	for {
+		resp, err := client.Get(origin + "/api/status?token=" + token)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return token
+			}
+			err = errors.New(resp.Status)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("jupyter notebook exited before answering on %s", origin)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("jupyter notebook did not answer on %s within %v: %v", origin, liveServerStart, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func logTail(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	s := string(b)
+	if len(s) > 8000 {
+		s = "..." + s[len(s)-8000:]
+	}
+	t.Logf("jupyter notebook log:\n%s", s)
+}
+
+// liveRun drives the notebook page; prepare is its browser.Options.Prepare.
+type liveRun struct {
+	state     notebookState
+	cellsTook time.Duration
+}
+
+// notebookState is what stateJS reports.
+type notebookState struct {
+	Started    int      `json:"started"`    // execute.CodeCell events
+	Finished   int      `json:"finished"`   // finished_execute.CodeCell events
+	Running    int      `json:"running"`    // code cells with the running class or prompt In [*]
+	CodeCells  int      `json:"codeCells"`  // code cells with source
+	Unnumbered []int    `json:"unnumbered"` // indices of code cells with source and no execution count
+	Errors     []string `json:"errors"`     // text of the .output_error elements
+	RequireJS  bool     `json:"requireJS"`
+}
+
+// loaderState is what loaderJS reports about the chart loader after the
+// charts were measured.
+type loaderState struct {
+	Charts         int  `json:"charts"`         // div.convexnn-chart
+	Drawn          int  `json:"drawn"`          // of them drawn by echarts
+	ECharts        bool `json:"echarts"`        // window.echarts set
+	GL             bool `json:"gl"`             // echarts-gl registered
+	AMD            bool `json:"amd"`            // the loader loaded echarts through RequireJS
+	RequireECharts bool `json:"requireECharts"` // RequireJS has a module "echarts"
+}
+
+const loaderJS = `(() => {
+	const G = window.__convexnnECharts || {};
+	const r = window.requirejs || window.require;
+	let req = false;
+	try { req = !!(r && typeof r.defined === 'function' && r.defined('echarts')); } catch (e) {}
+	return {
+		charts: document.querySelectorAll('div.convexnn-chart').length,
+		drawn: document.querySelectorAll('div.convexnn-chart[data-convexnn-drawn]').length,
+		echarts: !!(window.echarts && typeof window.echarts.init === 'function'),
+		gl: !!window['echarts-gl'],
+		amd: !!G.amd,
+		requireECharts: req,
+	};
+})()`
+
+// readyJS reports whether the Notebook is loaded and its kernel connected,
+// or else what it waits for.
+const readyJS = `(() => {
+	const J = window.Jupyter;
+	if (!J || !J.notebook || !J.notebook._fully_loaded) return 'notebook not loaded';
+	const k = J.notebook.kernel;
+	if (!k) return 'no kernel (kernel indicator: ' + ((document.getElementById('kernel_indicator_icon') || {}).title || '?') + ')';
+	if (!k.is_connected()) return 'kernel not connected';
+	return 'ready';
+})()`
+
+// runAllJS counts the cells' execute events and runs every cell.
+const runAllJS = `(() => {
+	const ev = Jupyter.notebook.events;
+	window.__liveTest = {started: 0, finished: 0};
+	ev.on('execute.CodeCell', () => { window.__liveTest.started++; });
+	ev.on('finished_execute.CodeCell', () => { window.__liveTest.finished++; });
+	Jupyter.notebook.execute_all_cells();
+	return true;
+})()`
+
+const stateJS = `(() => {
+	const cells = Jupyter.notebook.get_cells();
+	const s = {started: 0, finished: 0, running: 0, codeCells: 0, unnumbered: [], errors: [],
+		requireJS: typeof window.require === 'function' && typeof window.define === 'function' && !!window.define.amd};
+	if (window.__liveTest) { s.started = window.__liveTest.started; s.finished = window.__liveTest.finished; }
+	cells.forEach((c, i) => {
+		if (c.cell_type !== 'code') return;
+		const prompt = (c.element[0].querySelector('.input_prompt') || {}).innerText || '';
+		if (c.element[0].classList.contains('running') || prompt.indexOf('*') >= 0) s.running++;
+		if (c.get_text().trim() === '') return;
+		s.codeCells++;
+		if (typeof c.input_prompt_number !== 'number') s.unnumbered.push(i);
+	});
+	document.querySelectorAll('.output_error').forEach(e => s.errors.push((e.innerText || '').trim().slice(0, 2000)));
+	return s;
+})()`
+
+// prepare waits for the kernel, runs every cell and waits until all have
+// finished.
+func (r *liveRun) prepare(ctx context.Context, t *testing.T) error {
+	var why string
+	deadline := time.Now().Add(liveKernelReady)
+	for {
+		if err := chromedp.Run(ctx, chromedp.Evaluate(readyJS, &why)); err != nil {
+			return err
+		}
+		if why == "ready" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the notebook was not ready within %v: %s", liveKernelReady, why)
+		}
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := chromedp.Run(ctx, chromedp.Evaluate(runAllJS, nil)); err != nil {
+		return err
+	}
+	deadline = start.Add(liveRunAll)
+	var idleSince time.Time
+	lastLog := start
+	for {
+		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+		if err := chromedp.Run(ctx, chromedp.Evaluate(stateJS, &r.state)); err != nil {
+			return err
+		}
+		s := r.state
+		if time.Since(lastLog) >= 15*time.Second {
+			lastLog = time.Now()
+			t.Logf("%v: %d of %d cells started, %d finished, %d running", time.Since(start).Round(time.Second), s.Started, s.CodeCells, s.Finished, s.Running)
+		}
+		switch {
+		case s.Running > 0 || s.Started == 0:
+			idleSince = time.Time{}
+		case s.Finished >= s.Started && len(s.Unnumbered) == 0:
+			// Every cell replied and its outputs arrived (finished_execute
+			// comes with the kernel's idle status after the outputs).
+			r.cellsTook = time.Since(start)
+			return nil
+		case idleSince.IsZero():
+			idleSince = time.Now()
+		case time.Since(idleSince) > 5*time.Second:
+			// No cell runs, yet not every cell finished: a cell failed
+			// and the kernel aborted the rest. The test reports it.
+			r.cellsTook = time.Since(start)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cells did not finish within %v: %d of %d started, %d finished, %d running, errors %q",
+				liveRunAll, s.Started, s.CodeCells, s.Finished, s.Running, s.Errors)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// screenshotNotebook saves a PNG of the whole notebook to path. Classic
+// Notebook scrolls the notebook inside #site, not the page, so the viewport
+// is made as tall as the notebook for the screenshot.
+func screenshotNotebook(ctx context.Context, path string) error {
+	var size struct {
+		W float64 `json:"w"`
+		H float64 `json:"h"`
+	}
+	const sizeJS = `(() => {
+		const site = document.getElementById('site');
+		const header = document.getElementById('header');
+		return {w: document.documentElement.clientWidth,
+			h: (header ? header.offsetHeight : 0) + (site ? site.scrollHeight : document.documentElement.scrollHeight)};
+	})()`
+	if err := chromedp.Run(ctx, chromedp.Evaluate(sizeJS, &size)); err != nil {
+		return err
+	}
+	w, h := int64(size.W), min(int64(size.H)+20, 16000)
+	var buf []byte
+	err := chromedp.Run(ctx,
+		emulation.SetDeviceMetricsOverride(w, h, 1, false),
+		chromedp.Sleep(time.Second), // let the charts follow the resize
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			buf, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).WithFromSurface(true).Do(ctx)
+			return err
+		}),
+	)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
+
+// ignoreNotebookNoise drops the console errors of the classic Notebook UI
+// itself that have nothing to do with the charts, each narrowly; it never
+// drops an error that mentions the chart code (convexnn, echarts).
+func ignoreNotebookNoise(t *testing.T, console []string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range console {
+		if !strings.Contains(strings.ToLower(c), "convexnn") && !strings.Contains(strings.ToLower(c), "echarts") && notebookNoise(c) {
+			t.Logf("ignored console error of the Notebook UI: %s", c)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// mathJaxBlankFont are the two console errors of MathJax 2 (which the
+// classic Notebook uses for the $...$ in Markdown cells) in Chromium: its
+// HTML-CSS output declares
+//
+//	@font-face { font-family: MathJax_Blank; src: url('about:blank') }
+//
+// and Chromium refuses to load a font from about:blank. They appear on the
+// notebook page before any cell runs.
+var mathJaxBlankFont = []*regexp.Regexp{
+	regexp.MustCompile(`^Access to font at 'about:blank' from origin 'http://127\.0\.0\.1:\d+' has been blocked by CORS policy: Cross origin requests are only supported for protocol schemes: .* at http://127\.0\.0\.1:\d+/notebooks/[^/ ]+\.ipynb$`),
+	regexp.MustCompile(`^Failed to load resource: net::ERR_FAILED at about:blank$`),
+}
+
+// notebookNoise reports whether c is a known, harmless console error of the
+// classic Notebook UI.
+func notebookNoise(c string) bool {
+	for _, re := range mathJaxBlankFont {
+		if re.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
