@@ -30,8 +30,15 @@ func Show(f *plots.Figure) error {
 		report(err)
 		return err
 	}
-	gonbui.DisplayHTML(h)
+	display(h)
 	return nil
+}
+
+// display shows HTML and waits until GoNB has taken it: a display sent just
+// before the cell's process exits can otherwise be lost.
+func display(h string) {
+	gonbui.DisplayHTML(h)
+	gonbui.Sync()
 }
 
 // report shows an error: a red box in a notebook, a line on stderr outside.
@@ -40,7 +47,7 @@ func report(err error) {
 		return
 	}
 	if InNotebook() {
-		gonbui.DisplayHTML(`<pre style="color:#b00020;white-space:pre-wrap;border-left:3px solid #b00020;padding-left:8px">` + html.EscapeString(err.Error()) + `</pre>`)
+		display(`<pre style="color:#b00020;white-space:pre-wrap;border-left:3px solid #b00020;padding-left:8px">` + html.EscapeString(err.Error()) + `</pre>`)
 		return
 	}
 	fmt.Fprintln(stderr, err)
@@ -133,6 +140,7 @@ func (p *Progress) Done(line string, fig func() (*plots.Figure, error)) {
 		return
 	}
 	p.render(line, fig, true, true)
+	gonbui.Sync()
 }
 
 func (p *Progress) render(line string, fig func() (*plots.Figure, error), withAssets, final bool) {
