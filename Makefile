@@ -6,6 +6,10 @@ SHELL := /bin/bash
 REPO  := $(CURDIR)
 export JUPYTER_PATH := $(REPO)/.cache/jupyter
 export CONVEXNN_ASSETS := $(REPO)/.cache/assets
+# Data sets: the project's shared folder when it is beside the checkout
+# (tests and CI), otherwise the download cache.
+SHARED_DATA := $(abspath $(wildcard $(REPO)/../shared/data))
+export CONVEXNN_DATA ?= $(SHARED_DATA)
 
 .PHONY: setup notebooks test jupyter lint clean
 setup:

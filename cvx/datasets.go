@@ -165,3 +165,30 @@ func ClassBalanceFigure(sets ...*data.Set) (*plots.Figure, error) {
 func ClassBalance(sets ...*data.Set) error {
 	return showFigure(ClassBalanceFigure(sets...))
 }
+
+// RegressionFigure draws a 1-D regression set: training and test points
+// (x, y), with the target function of data.Step1D traced for reference.
+func RegressionFigure(train, test *data.Set) (*plots.Figure, error) {
+	groups := []plots.Points{{Name: "target f(x)"}}
+	for i := 0; i <= 200; i++ {
+		x := -1 + float64(i)/100
+		groups[0].X = append(groups[0].X, x)
+		groups[0].Y = append(groups[0].Y, data.Step1D(x))
+	}
+	for _, s := range []*data.Set{train, test} {
+		if s == nil {
+			continue
+		}
+		if _, d := s.Dims(); d != 1 {
+			return nil, fmt.Errorf("cvx: Regression: %s has %d features, want 1", setName(s), d)
+		}
+		g := plots.Points{Name: setName(s), X: mat.Col(nil, 0, s.X), Y: s.Y}
+		groups = append(groups, g)
+	}
+	return plots.Scatter(plots.ScatterOptions{Title: "1-D regression set", XLabel: "x", YLabel: "y"}, groups...)
+}
+
+// Regression displays a 1-D regression set with its target function.
+func Regression(train, test *data.Set) error {
+	return showFigure(RegressionFigure(train, test))
+}

@@ -65,6 +65,19 @@ func requireE2E(t *testing.T) {
 	t.Skip(msg)
 }
 
+// dataEnv points the kernel at the project's shared data folder when
+// CONVEXNN_DATA is unset and the folder is beside the checkout.
+func dataEnv(root string) []string {
+	if os.Getenv("CONVEXNN_DATA") != "" {
+		return nil
+	}
+	dir := filepath.Join(root, "..", "shared", "data")
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	return []string{"CONVEXNN_DATA=" + dir}
+}
+
 // executeAll runs every notebook once per test binary.
 func executeAll(t *testing.T) map[string]*nbrun.Result {
 	t.Helper()
@@ -79,7 +92,7 @@ func executeAll(t *testing.T) map[string]*nbrun.Result {
 		}
 		results = map[string]*nbrun.Result{}
 		for _, nb := range list {
-			res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small"})
+			res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
 			if err != nil {
 				runErr = err
 				return
@@ -103,7 +116,7 @@ func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 }
 
 // minCharts is how many charts each notebook draws at its small size.
-var minCharts = map[string]int{"00-quickstart.ipynb": 5}
+var minCharts = map[string]int{"00-quickstart.ipynb": 5, "01-datasets.ipynb": 7}
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {
 	for name, res := range executeAll(t) {

@@ -4,6 +4,9 @@
 //	    executes notebooks headless (all of notebooks/ by default), writing
 //	    executed .ipynb and offline-viewable .html files; exits 1 naming every
 //	    failed cell.
+//	convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
+//	    prints a JSON summary of a data set: files and checksum status,
+//	    shapes, class counts, and the paper's training/validation splits.
 //	convexnn version
 package main
 
@@ -22,6 +25,7 @@ import (
 
 const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
+  convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
   convexnn version`
 
 func main() {
@@ -35,6 +39,8 @@ func main() {
 	switch os.Args[1] {
 	case "notebooks":
 		err = notebooks(ctx, os.Args[2:])
+	case "data":
+		err = dataCommand(ctx, os.Args[2:], os.Stdout)
 	case "version":
 		v := "(devel)"
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
