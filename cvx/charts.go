@@ -28,18 +28,24 @@ func classPoints(x *mat.Dense, y []float64) ([]plots.Points, error) {
 	return []plots.Points{neg, pos}, nil
 }
 
-// ScatterFigure draws 2-D labelled data.
-func ScatterFigure(x *mat.Dense, y []float64) (*plots.Figure, error) {
+// ScatterFigure draws 2-D labelled data, titled by title (default
+// "Training data").
+func ScatterFigure(x *mat.Dense, y []float64, title ...string) (*plots.Figure, error) {
 	g, err := classPoints(x, y)
 	if err != nil {
 		return nil, err
 	}
-	return plots.Scatter(plots.ScatterOptions{Title: "Training data", XLabel: "x₁", YLabel: "x₂"}, g...)
+	t := "Training data"
+	if len(title) > 0 {
+		t = title[0]
+	}
+	return plots.Scatter(plots.ScatterOptions{Title: t, XLabel: "x₁", YLabel: "x₂"}, g...)
 }
 
-// Scatter displays 2-D labelled data (labels −1/+1) in the notebook.
-func Scatter(x *mat.Dense, y []float64) error {
-	return showFigure(ScatterFigure(x, y))
+// Scatter displays 2-D labelled data (labels −1/+1) in the notebook, with an
+// optional title.
+func Scatter(x *mat.Dense, y []float64, title ...string) error {
+	return showFigure(ScatterFigure(x, y, title...))
 }
 
 func showFigure(f *plots.Figure, err error) error {

@@ -104,9 +104,9 @@ func imagesHTML(s *data.Set, n int) (string, error) {
 func pixelRange(x *mat.Dense) (lo, hi float64) {
 	lo, hi = mat.Min(x), mat.Max(x)
 	switch {
-	case lo >= 0 && hi <= 1:
+	case lo >= -1e-6 && hi <= 1+1e-6: // tolerance: area averaging rounds
 		return 0, 1
-	case lo >= 0 && hi <= 255:
+	case lo >= -1e-6 && hi <= 255+1e-6:
 		return 0, 255
 	case hi == lo:
 		return lo - 1, hi + 1

@@ -6,6 +6,7 @@ import (
 
 	"github.com/convexnn/convexnn/data"
 	"github.com/convexnn/convexnn/plots"
+	"gonum.org/v1/gonum/mat"
 )
 
 func TestImagesAndClassBalance(t *testing.T) {
@@ -43,3 +44,10 @@ func TestImagesAndClassBalance(t *testing.T) {
 
 func plotsAssetsForTest() plots.Assets { return plots.Assets{BaseURL: plots.DefaultBaseURL} }
 func plotsNoStatic() plots.HTMLOptions { return plots.HTMLOptions{NoStatic: true} }
+
+func TestPixelRangeToleratesRounding(t *testing.T) {
+	x := mat.NewDense(1, 3, []float64{0, 0.5, 1 + 1e-15})
+	if lo, hi := pixelRange(x); lo != 0 || hi != 1 {
+		t.Fatalf("range [%v, %v] for pixels in [0, 1] with rounding", lo, hi)
+	}
+}

@@ -1,6 +1,11 @@
 // Package data provides the data sets of convexnn's experiments as gonum
-// matrices: synthetic sets generated from a seed, and (in later work) the
-// paper's image and tabular data sets with download-and-verify.
+// matrices: loaders for MNIST, Fashion-MNIST, CIFAR-10 (binary records) and
+// the UCI mammographic masses, with files taken from a data folder
+// ($CONVEXNN_DATA), the download cache, or downloaded and verified against
+// the published checksums (Source); the paper's preprocessing as composable
+// steps on a Set (Binary, ScalePixels, Stride, Resize, Standardize, AddBias,
+// Split, Subsample) and the paper's splits by name (Paper); and the small
+// synthetic sets of its figures.
 //
 // The package knows nothing about solvers, charts or notebooks.
 package data
