@@ -2,6 +2,7 @@ package data
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -31,7 +32,7 @@ var cifar10Classes = []string{
 func ReadCIFAR(r io.Reader) (*Images, error) {
 	var pix, labels []uint8
 	if avail := inputSizeHint(r); avail > 0 {
-		n := min(avail/cifarRecord+1, maxIDXPayload/cifarPixels)
+		n := min((avail+cifarRecord-1)/cifarRecord, maxIDXPayload/cifarPixels)
 		pix = make([]uint8, 0, n*cifarPixels)
 		labels = make([]uint8, 0, n)
 	}
@@ -41,7 +42,7 @@ func ReadCIFAR(r io.Reader) (*Images, error) {
 	case err != nil && err != io.EOF:
 		return nil, fmt.Errorf("data: CIFAR: %w", err)
 	case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b: // not a record: its label would be 31
-		return nil, fmt.Errorf("data: CIFAR: the input is gzip-compressed (starts with 1f 8b): decompress it first")
+		return nil, errors.New("data: CIFAR: the input is gzip-compressed (starts with 1f 8b): decompress it first")
 	}
 	var rec [cifarRecord]byte
 	for k := 0; ; k++ {
@@ -49,7 +50,7 @@ func ReadCIFAR(r io.Reader) (*Images, error) {
 		switch {
 		case n == 0 && err == io.EOF:
 			if k == 0 {
-				return nil, fmt.Errorf("data: CIFAR: empty input, no records")
+				return nil, errors.New("data: CIFAR: empty input, no records")
 			}
 			return &Images{
 				Channels: 3, Height: cifarSide, Width: cifarSide,

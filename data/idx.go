@@ -111,7 +111,7 @@ func ReadIDXLabels(r io.Reader, maxLabel uint8) ([]uint8, error) {
 	}
 	for k, l := range labels {
 		if l > maxLabel {
-			return nil, fmt.Errorf("data: IDX labels: label %d is %d, want ≤ %d", k, l, maxLabel)
+			return nil, fmt.Errorf("data: IDX labels: item %d has label %d, want ≤ %d", k, l, maxLabel)
 		}
 	}
 	return labels, nil

@@ -58,8 +58,8 @@ func idxDataset(ctx context.Context, src Source, name string, classes []string) 
 		if err != nil {
 			return nil, err
 		}
-		if n := len(im.Pix) / im.Size(); len(lab) != n {
-			return nil, fmt.Errorf("data: %s: %s has %d images but %s has %d labels", name, fi.Path, n, fl.Path, len(lab))
+		if len(lab) != im.Len() {
+			return nil, fmt.Errorf("data: %s: %s has %d images but %s has %d labels", name, fi.Path, im.Len(), fl.Path, len(lab))
 		}
 		im.Labels, im.Classes = lab, classes
 		return im, nil

@@ -323,7 +323,7 @@ func TestReadIDXLabelsErrors(t *testing.T) {
 		want []string
 	}{
 		{"image file", tinyIDXImagesFile(), 9, []string{"IDX magic 0x00000803, want 0x00000801 (labels): is this an image file?"}},
-		{"out of range", raw, 5, []string{"label 1 is 7, want ≤ 5"}},
+		{"out of range", raw, 5, []string{"item 1 has label 7, want ≤ 5"}},
 		{"truncated", raw[:9], 9, []string{"truncated", "announces 2 bytes of labels, found 1"}},
 		{"short header", raw[:3], 9, []string{"header is 3 bytes, want 8"}},
 		{"huge count", idxHeader(idxLabelsMagic, 0xffffffff), 9, []string{"4294967295 labels", "limit"}},
@@ -658,5 +658,5 @@ func TestReadIDXSharedCorrupt(t *testing.T) {
 	wantError(t, err, "truncated: the header announces 10000 bytes of labels, found 9995")
 
 	_, err = ReadIDXLabels(bytes.NewReader(labels), 8)
-	wantError(t, err, "is 9, want ≤ 8")
+	wantError(t, err, "has label 9, want ≤ 8")
 }

@@ -18,8 +18,14 @@ type Images struct {
 // Size returns the number of bytes (features) per image.
 func (im *Images) Size() int { return im.Channels * im.Height * im.Width }
 
-// Len returns the number of images.
-func (im *Images) Len() int { return len(im.Labels) }
+// Len returns the number of images (counted from the pixels, so it holds
+// before labels are attached).
+func (im *Images) Len() int {
+	if im.Size() == 0 {
+		return 0
+	}
+	return len(im.Pix) / im.Size()
+}
 
 // Image returns the pixels of image k (a view, not a copy).
 func (im *Images) Image(k int) []uint8 { s := im.Size(); return im.Pix[k*s : (k+1)*s] }
