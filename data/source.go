@@ -554,13 +554,11 @@ func cifarFromDir(root string) (train, test []string, found bool, err error) {
 }
 
 // bothSplits reports an error when a CIFAR-10 folder lacks the training
-// or the test split.
+// split. A missing test split is allowed: data.Paper then holds out part of
+// the training records for validation.
 func bothSplits(dir string, train, test []string, testFiles string) error {
-	switch {
-	case len(train) == 0:
+	if len(train) == 0 {
 		return fmt.Errorf("data: %s has CIFAR-10 test files but no training files", dir)
-	case len(test) == 0:
-		return fmt.Errorf("data: %s has CIFAR-10 training files but no test files (%s)", dir, testFiles)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 }
 
 // minCharts is how many charts each notebook draws at its small size.
-var minCharts = map[string]int{"00-quickstart.ipynb": 5, "01-datasets.ipynb": 7}
+var minCharts = map[string]int{"00-quickstart.ipynb": 5, "datasets.ipynb": 7}
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {
 	for name, res := range executeAll(t) {
