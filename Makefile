@@ -11,12 +11,16 @@ export CONVEXNN_ASSETS := $(REPO)/.cache/assets
 SHARED_DATA := $(abspath $(wildcard $(REPO)/../shared/data))
 export CONVEXNN_DATA ?= $(SHARED_DATA)
 
+# Build tags chosen by set-up: "openblas" when libopenblas-dev is present.
+TAGS = $(shell cat .cache/buildtags 2>/dev/null)
+export OPENBLAS_CORETYPE ?= $(shell cat .cache/openblas-coretype 2>/dev/null)
+
 .PHONY: setup notebooks test jupyter lint clean
 setup:
 	@bash build/setup.sh
 
 bin/convexnn: setup
-	@go build -o bin/convexnn ./cmd/convexnn
+	@go build -tags "$(TAGS)" -o bin/convexnn ./cmd/convexnn
 
 notebooks: bin/convexnn
 	bin/convexnn notebooks -out out/notebooks -size $${SIZE:-small}
@@ -24,11 +28,13 @@ notebooks: bin/convexnn
 lint: setup
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed on: $$fmt"; exit 1; fi
 	go vet ./...
+	go vet -tags "$(TAGS)" ./...
 
 # Every test: unit tests with the race detector, then the real-notebook and
 # real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1).
 test: lint
-	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m ./...
+	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...
+	@if [ -n "$(TAGS)" ]; then echo "pure-Go BLAS build:"; go test -count=1 ./solvers/ ./cvx/; fi
 
 jupyter: setup
 	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)

@@ -68,6 +68,7 @@ require (
 	golang.org/x/tools v0.47.1-0.20260707181000-a299dadba899 // indirect
 	golang.org/x/tools/gopls v0.23.0 // indirect
 	golang.org/x/vuln v1.4.0 // indirect
+	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f // indirect
 	honnef.co/go/tools v0.8.0-rc.1 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	mvdan.cc/gofumpt v0.10.0 // indirect

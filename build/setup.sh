@@ -13,7 +13,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 command -v go >/dev/null || die "Go is not installed (need Go $(sed -n 's/^go //p' go.mod) or newer): see https://go.dev/doc/install"
 
 # 1. Debian packages.
-debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt)
+debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt libopenblas-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -59,11 +59,24 @@ for f in echarts/dist/echarts.min.js echarts-gl/dist/echarts-gl.min.js requirejs
 done
 ln -sfn ../npm/node_modules/mathjax .cache/assets/mathjax
 
-# 4. The "Go (convexnn)" kernel, GoNB with --go_work pointing at this working
+# 4. BLAS: with libopenblas-dev present, build with -tags openblas (OpenBLAS
+#    registered for gonum's blas64 and Cholesky), for the command line, the
+#    tests and the notebook kernel alike; the pure-Go build stays tested.
+tags=""
+coretype=""
+if dpkg-query -W -f='${Status}' libopenblas-dev 2>/dev/null | grep -q 'install ok installed'; then
+  tags="openblas"
+  # OpenBLAS 0.3.21 misdetects AVX-512 Zen CPUs; name the kernel set they run.
+  grep -q avx512f /proc/cpuinfo 2>/dev/null && coretype="SkylakeX"
+fi
+printf '%s\n' "$tags" > .cache/buildtags
+printf '%s\n' "$coretype" > .cache/openblas-coretype
+
+# 5. The "Go (convexnn)" kernel, GoNB with --go_work pointing at this working
 #    tree, so notebooks import github.com/convexnn/convexnn/... from here.
 kdir=.cache/jupyter/kernels/convexnn
 mkdir -p "$kdir"
-REPO="$repo" GOBIN_DIR="$(dirname "$(command -v go)")" /usr/bin/python3 - "$kdir/kernel.json" <<'PY'
+TAGS="$tags" CORETYPE="$coretype" REPO="$repo" GOBIN_DIR="$(dirname "$(command -v go)")" /usr/bin/python3 - "$kdir/kernel.json" <<'PY'
 import json, os, sys
 repo = os.environ["REPO"]
 spec = {
@@ -76,6 +89,10 @@ spec = {
         "CONVEXNN_ASSETS": f"{repo}/.cache/assets",
     },
 }
+if os.environ["TAGS"]:
+    spec["env"]["GOFLAGS"] = "-tags=" + os.environ["TAGS"]
+if os.environ["CORETYPE"]:
+    spec["env"]["OPENBLAS_CORETYPE"] = os.environ["CORETYPE"]
 path = sys.argv[1]
 new = json.dumps(spec, indent=1)
 try:
@@ -87,4 +104,4 @@ if old != new:
 PY
 cp -n "$(go list -m -f '{{.Dir}}' github.com/janpfeifer/gonb)/internal/kernel/Go_gopher_favicon.svg" "$kdir/logo-svg.svg" 2>/dev/null || true
 chmod u+w "$kdir/logo-svg.svg" 2>/dev/null || true
-say "ready (kernel \"Go (convexnn)\" in $repo/$kdir; use JUPYTER_PATH=$repo/.cache/jupyter)"
+say "ready (BLAS: ${tags:-pure Go}; kernel \"Go (convexnn)\" in $repo/$kdir; use JUPYTER_PATH=$repo/.cache/jupyter)"
