@@ -1,0 +1,484 @@
+package solvers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ipmInstance describes a random program for the interior-point tests.
+type ipmInstance struct {
+	n, d, np int // d counts the bias column when bias is set
+	loss     Loss
+	bias     bool
+	beta     float64
+	seed     uint64
+}
+
+func (c ipmInstance) String() string {
+	return fmt.Sprintf("%v n=%d d=%d P=%d bias=%v β=%g", c.loss, c.n, c.d, c.np, c.bias, c.beta)
+}
+
+// randomProgram returns a program on Gaussian data (with a last column of
+// ones when c.bias) whose targets come from a random two-layer teacher
+// network (plus noise; signs for the hinge loss) and whose patterns are
+// D = diag(1[Xa ≥ 0]) for random Gaussian directions a, without repeats.
+func ipmRandomProgram(t testing.TB, c ipmInstance) *Program {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(c.seed, 11))
+	x := mat.NewDense(c.n, c.d, nil)
+	for k := 0; k < c.n; k++ {
+		for l := 0; l < c.d; l++ {
+			x.Set(k, l, rng.NormFloat64())
+		}
+		if c.bias {
+			x.Set(k, c.d-1, 1)
+		}
+	}
+	dot := func(k int, a []float64) float64 { return mat.Dot(x.RowView(k), mat.NewVecDense(c.d, a)) }
+	randDir := func() []float64 {
+		a := make([]float64, c.d)
+		for l := range a {
+			a[l] = rng.NormFloat64()
+		}
+		return a
+	}
+	const teacher = 3
+	us := make([][]float64, teacher)
+	for j := range us {
+		us[j] = randDir()
+	}
+	y := make([]float64, c.n)
+	for k := range y {
+		var f float64
+		for j, u := range us {
+			f += math.Max(0, dot(k, u)) * float64(1-2*(j%2))
+		}
+		if c.loss == HingeLoss {
+			y[k] = 1
+			if f+0.3*rng.NormFloat64() < 0 {
+				y[k] = -1
+			}
+		} else {
+			y[k] = f + 0.1*rng.NormFloat64()
+		}
+	}
+	p := &Program{X: x, Y: y, Loss: c.loss, Beta: c.beta, Bias: c.bias}
+	seen := map[string]bool{}
+	for tries := 0; len(p.D) < c.np && tries < 1000; tries++ {
+		a := randDir()
+		pat := make(Pattern, c.n)
+		key := make([]byte, c.n)
+		for k := range pat {
+			pat[k] = dot(k, a) >= 0
+			key[k] = '0'
+			if pat[k] {
+				key[k] = '1'
+			}
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			p.D = append(p.D, pat)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The oracle: Debian's python3-cvxopt through testdata/cvxopt_oracle.py.
+const cvxoptPython = "/usr/bin/python3"
+
+var cvxoptCheck = sync.OnceValue(func() error {
+	out, err := exec.Command(cvxoptPython, "-c", "import cvxopt").CombinedOutput()
+	if err != nil {
+		if msg := bytes.TrimSpace(out); len(msg) > 0 {
+			err = fmt.Errorf("%v: %s", err, msg)
+		}
+		return fmt.Errorf("%s cannot import cvxopt (apt-get install python3-cvxopt): %v", cvxoptPython, err)
+	}
+	return nil
+})
+
+func requireCVXOPT(t *testing.T) {
+	t.Helper()
+	if err := cvxoptCheck(); err != nil {
+		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+			t.Fatalf("CONVEXNN_REQUIRE_E2E=1 but the CVXOPT oracle is unavailable: %v", err)
+		}
+		t.Skipf("skipping the CVXOPT comparison: %v", err)
+	}
+}
+
+type cvxoptResult struct {
+	Status          string      `json:"status"`
+	Objective       float64     `json:"objective"`
+	SolverObjective float64     `json:"solver_objective"`
+	Iterations      int         `json:"iterations"`
+	Tolerance       float64     `json:"tolerance"`
+	V               [][]float64 `json:"v"`
+	W               [][]float64 `json:"w"`
+}
+
+// cvxoptSolve solves p with the oracle.
+func cvxoptSolve(t *testing.T, p *Program) cvxoptResult {
+	t.Helper()
+	n, d, _ := p.Dims()
+	in := struct {
+		X    [][]float64 `json:"X"`
+		Y    []float64   `json:"y"`
+		D    [][]int     `json:"D"`
+		Loss string      `json:"loss"`
+		Beta float64     `json:"beta"`
+	}{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta}
+	for k := 0; k < n; k++ {
+		in.X = append(in.X, append([]float64(nil), p.X.RawRowView(k)[:d]...))
+	}
+	for _, pat := range p.D {
+		row := make([]int, n)
+		for k, on := range pat {
+			if on {
+				row[k] = 1
+			}
+		}
+		in.D = append(in.D, row)
+	}
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cvxoptPython, "testdata/cvxopt_oracle.py")
+	cmd.Stdin = bytes.NewReader(js)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cvxopt oracle: %v: %s", err, stderr.String())
+	}
+	var res cvxoptResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("cvxopt oracle output %q: %v", out, err)
+	}
+	return res
+}
+
+var ipmInstances = []ipmInstance{
+	{n: 40, d: 3, np: 6, loss: SquaredLoss, beta: 0.1, seed: 1},
+	{n: 100, d: 6, np: 12, loss: SquaredLoss, bias: true, beta: 0.05, seed: 2},
+	{n: 60, d: 2, np: 4, loss: SquaredLoss, bias: true, beta: 1, seed: 3},
+	{n: 80, d: 5, np: 10, loss: SquaredLoss, beta: 0.01, seed: 4},
+	{n: 50, d: 4, np: 8, loss: HingeLoss, beta: 0.01, seed: 5},
+	{n: 100, d: 6, np: 12, loss: HingeLoss, bias: true, beta: 0.001, seed: 6},
+	{n: 80, d: 3, np: 10, loss: HingeLoss, bias: true, beta: 0.05, seed: 7},
+	{n: 30, d: 2, np: 4, loss: HingeLoss, beta: 0.2, seed: 8},
+}
+
+func solveIPMOK(t *testing.T, p *Program) *IPMResult {
+	t.Helper()
+	var log strings.Builder
+	res, err := SolveIPM(context.Background(), p, IPMOptions{Verbose: &log})
+	if err != nil {
+		t.Fatalf("SolveIPM: %v\n%s", err, log.String())
+	}
+	if res.Status != IPMOptimal {
+		t.Fatalf("status %v after %d iterations\n%s", res.Status, res.Iterations, log.String())
+	}
+	if res.Gap > 1e-8 {
+		t.Fatalf("optimal with gap %v", res.Gap)
+	}
+	return res
+}
+
+func TestIPMAgainstCVXOPT(t *testing.T) {
+	requireCVXOPT(t)
+	for _, c := range ipmInstances {
+		t.Run(c.String(), func(t *testing.T) {
+			p := ipmRandomProgram(t, c)
+			res := solveIPMOK(t, p)
+			viol, err := p.Violation(res.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if viol > 1e-7 {
+				t.Errorf("constraint violation %v", viol)
+			}
+			start := time.Now()
+			ref := cvxoptSolve(t, p)
+			cvxTime := time.Since(start)
+			if ref.Status != "optimal" || ref.Tolerance != 1e-10 {
+				t.Logf("cvxopt status %q at tolerance %g", ref.Status, ref.Tolerance)
+			}
+			diff := math.Abs(res.Objective - ref.Objective)
+			t.Logf("objective %.12f (cvxopt %.12f, |Δ| = %.1e); gap %.1e, violation %.1e; %d iterations in %.3fs (cvxopt %d, %.2fs with start-up)",
+				res.Objective, ref.Objective, diff, res.Gap, viol, res.Iterations, res.Seconds, ref.Iterations, cvxTime.Seconds())
+			if diff > 1e-6*math.Max(1, math.Abs(ref.Objective)) {
+				t.Errorf("objective %.12g, cvxopt %.12g", res.Objective, ref.Objective)
+			}
+		})
+	}
+}
+
+func TestIPMRecoveredNetworkAttainsObjective(t *testing.T) {
+	for _, c := range []ipmInstance{ipmInstances[1], ipmInstances[5]} {
+		t.Run(c.String(), func(t *testing.T) {
+			p := ipmRandomProgram(t, c)
+			res := solveIPMOK(t, p)
+			net, err := p.Recover(res.Weights, 1e-6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nc, err := p.NonconvexObjective(net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(nc-res.Objective) > 1e-6*math.Max(1, math.Abs(res.Objective)) {
+				t.Fatalf("recovered network: l^{u,α} = %.12g, l^{v,w} = %.12g", nc, res.Objective)
+			}
+			t.Logf("%d neurons, l^{u,α} = %.12f, l^{v,w} = %.12f", net.Width(), nc, res.Objective)
+		})
+	}
+}
+
+func TestIPMStatus(t *testing.T) {
+	p := ipmRandomProgram(t, ipmInstances[0])
+	res, err := SolveIPM(context.Background(), p, IPMOptions{MaxIter: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != IPMIterationLimit || res.Iterations != 3 {
+		t.Fatalf("MaxIter 3: status %v after %d iterations", res.Status, res.Iterations)
+	}
+	if obj, _ := p.Objective(res.Weights); obj != res.Objective {
+		t.Fatalf("objective %v not recomputed (%v)", res.Objective, obj)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err = SolveIPM(ctx, p, IPMOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled context: err = %v", err)
+	}
+	if res == nil || res.Status == IPMOptimal || res.Weights.V == nil {
+		t.Fatalf("canceled context: result %+v", res)
+	}
+
+	// An unreachable tolerance ends in a stall, not in a wrong "optimal".
+	res, err = SolveIPM(context.Background(), p, IPMOptions{Tol: 1e-16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status == IPMOptimal && res.Gap > 1e-16 {
+		t.Fatalf("tolerance 1e-16: optimal with gap %v", res.Gap)
+	}
+	if res.Status != IPMInaccurate && res.Status != IPMOptimal {
+		t.Fatalf("tolerance 1e-16: status %v", res.Status)
+	}
+	if obj, _ := p.Objective(res.Weights); res.Status == IPMInaccurate && math.Abs(obj-9.4335738310) > 1e-8 {
+		t.Fatalf("tolerance 1e-16: the best iterate has objective %v", obj)
+	}
+
+	var log bytes.Buffer
+	res, err = SolveIPM(context.Background(), p, IPMOptions{Verbose: &log})
+	if err != nil || res.Status != IPMOptimal {
+		t.Fatalf("%v %v", res, err)
+	}
+	if lines := strings.Count(log.String(), "\n"); lines != res.Iterations+1 {
+		t.Fatalf("verbose wrote %d lines for %d iterations:\n%s", lines, res.Iterations, log.String())
+	}
+
+	for name, mutate := range map[string]func(q *Program){
+		"β = 0":      func(q *Program) { q.Beta = 0 },
+		"X[1,2] NaN": func(q *Program) { q.X = mat.DenseCopyOf(q.X); q.X.Set(1, 2, math.NaN()) },
+		"no D":       func(q *Program) { q.D = nil },
+		"short y":    func(q *Program) { q.Y = q.Y[:3] },
+		"hinge y":    func(q *Program) { q.Loss = HingeLoss },
+		"no X":       func(q *Program) { q.X = nil },
+	} {
+		q := *p
+		mutate(&q)
+		if _, err := SolveIPM(context.Background(), &q, IPMOptions{}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := SolveIPM(context.Background(), nil, IPMOptions{}); err == nil {
+		t.Error("nil program: no error")
+	}
+	if _, err := SolveIPM(context.Background(), p, IPMOptions{Tol: math.NaN()}); err == nil {
+		t.Error("NaN tolerance: no error")
+	}
+	if _, err := SolveIPM(context.Background(), p, IPMOptions{MaxIter: -1}); err == nil {
+		t.Error("negative iteration limit: no error")
+	}
+}
+
+// TestIPMKKTSolve checks the structured KKT solver against the unreduced
+// system at a random interior scaling.
+func TestIPMKKTSolve(t *testing.T) {
+	for _, c := range []ipmInstance{ipmInstances[1], ipmInstances[5]} {
+		t.Run(c.String(), func(t *testing.T) {
+			p := ipmRandomProgram(t, c)
+			nc := newNetCone(p)
+			cp := nc.problem()
+			rng := rand.New(rand.NewPCG(c.seed, 99))
+			s, z := coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)
+			w := newNTScaling(cp.k)
+			if err := w.compute(s, z); err != nil {
+				t.Fatal(err)
+			}
+			if err := nc.factor(w); err != nil {
+				t.Fatal(err)
+			}
+			bx, bz := make([]float64, len(cp.c)), make([]float64, cp.k.Dim())
+			for i := range bx {
+				bx[i] = rng.NormFloat64()
+			}
+			for i := range bz {
+				bz[i] = rng.NormFloat64()
+			}
+			x, z2 := append([]float64(nil), bx...), append([]float64(nil), bz...)
+			if err := nc.solve(x, nil, z2); err != nil {
+				t.Fatal(err)
+			}
+			// Residual of [Q Gᵀ; G −W²](x, z2) = (bx, bz).
+			rx := make([]float64, len(bx))
+			nc.mulQ(rx, x)
+			nc.mulGT(rx, z2, 1, 1)
+			rz := make([]float64, len(bz))
+			nc.mulG(rz, x, 1, 0)
+			wz := append([]float64(nil), z2...)
+			w.scale(wz)
+			w.scale(wz)
+			floats.Sub(rz, wz)
+			floats.Sub(rx, bx)
+			floats.Sub(rz, bz)
+			scale := 1 + floats.Norm(x, math.Inf(1)) + floats.Norm(z2, math.Inf(1))
+			if e := math.Max(floats.Norm(rx, math.Inf(1)), floats.Norm(rz, math.Inf(1))) / scale; e > 1e-9 {
+				t.Fatalf("relative KKT residual %v", e)
+			}
+		})
+	}
+}
+
+// denseProgram writes p as a dense ConeQP with the variables and rows of
+// SolveIPM's formulation, built here from the program's definition.
+func denseProgram(p *Program) (*ConeQP, float64) {
+	n, d, np := p.Dims()
+	ng := 2 * np
+	nu := ng * d
+	hinge := p.Loss == HingeLoss
+	nx := nu + ng
+	rows := ng * n
+	if hinge {
+		nx += n
+		rows += 2 * n
+	}
+	m := rows + ng*(d+1)
+	f := mat.NewDense(n, nx, nil) // ŷ = F x
+	g := mat.NewDense(m, nx, nil)
+	h := make([]float64, m)
+	c := make([]float64, nx)
+	for j := 0; j < ng; j++ {
+		i, sg := j%np, 1.0
+		if j >= np {
+			sg = -1
+		}
+		for k := 0; k < n; k++ {
+			s := -1.0
+			if p.D[i][k] {
+				s = 1
+			}
+			for l := 0; l < d; l++ {
+				g.Set(j*n+k, j*d+l, -s*p.X.At(k, l))
+				if p.D[i][k] {
+					f.Set(k, j*d+l, sg*p.X.At(k, l))
+				}
+			}
+		}
+		c[nu+j] = p.Beta
+		g.Set(rows+j*(d+1), nu+j, -1)
+		for l := 0; l < d; l++ {
+			g.Set(rows+j*(d+1)+1+l, j*d+l, -1)
+		}
+	}
+	k := Cone{Orthant: rows}
+	for j := 0; j < ng; j++ {
+		k.SOC = append(k.SOC, d+1)
+	}
+	qp := &ConeQP{C: c, G: g, H: h, K: k}
+	if hinge {
+		for r := 0; r < n; r++ {
+			xi := nu + ng + r
+			c[xi] = 1 / float64(n)
+			g.Set(ng*n+r, xi, -1)
+			g.Set(ng*n+n+r, xi, -1)
+			for col := 0; col < nu; col++ {
+				g.Set(ng*n+n+r, col, -p.Y[r]*f.At(r, col))
+			}
+			h[ng*n+n+r] = -1
+		}
+		return qp, 0
+	}
+	var q mat.SymDense
+	q.SymOuterK(1, f.T())
+	qp.Q = &q
+	fy := mat.NewVecDense(nx, nil)
+	fy.MulVec(f.T(), mat.NewVecDense(n, p.Y))
+	for i := range c {
+		c[i] -= fy.AtVec(i)
+	}
+	return qp, floats.Dot(p.Y, p.Y) / 2
+}
+
+// TestIPMMatchesDenseConeQP checks the structured solver against the generic
+// dense one on the same programs, without the Python oracle.
+func TestIPMMatchesDenseConeQP(t *testing.T) {
+	for _, c := range []ipmInstance{ipmInstances[0], ipmInstances[4], ipmInstances[7]} {
+		t.Run(c.String(), func(t *testing.T) {
+			p := ipmRandomProgram(t, c)
+			res := solveIPMOK(t, p)
+			qp, offset := denseProgram(p)
+			ref, err := SolveConeQP(context.Background(), qp, IPMOptions{})
+			if err != nil || ref.Status != IPMOptimal {
+				t.Fatalf("dense: %v %v", ref.Status, err)
+			}
+			if d := math.Abs(ref.PrimalObjective + offset - res.Objective); d > 1e-7*math.Max(1, res.Objective) {
+				t.Fatalf("structured %.12g, dense %.12g", res.Objective, ref.PrimalObjective+offset)
+			}
+			if res.Iterations != ref.Iterations {
+				t.Logf("iterations: structured %d, dense %d", res.Iterations, ref.Iterations)
+			}
+		})
+	}
+}
+
+// BenchmarkIPM times whole solves of medium programs (2dP = 400).
+func BenchmarkIPM(b *testing.B) {
+	for _, c := range []ipmInstance{
+		{n: 200, d: 10, np: 20, loss: SquaredLoss, bias: true, beta: 0.01, seed: 21},
+		{n: 200, d: 10, np: 20, loss: HingeLoss, bias: true, beta: 0.001, seed: 22},
+	} {
+		p := ipmRandomProgram(b, c)
+		b.Run(c.String(), func(b *testing.B) {
+			for b.Loop() {
+				res, err := SolveIPM(context.Background(), p, IPMOptions{})
+				if err != nil || res.Status != IPMOptimal {
+					b.Fatalf("%v %v", res.Status, err)
+				}
+			}
+		})
+	}
+}
