@@ -14,9 +14,11 @@ import (
 // Loss names a training loss.
 type Loss string
 
-// Losses. Squared is ℓ(ŷ, y) = ½‖ŷ − y‖².
+// Losses. Squared is ℓ(ŷ, y) = ½‖ŷ − y‖² (a sum); Hinge is
+// (1/n) Σ_k max(0, 1 − y_k ŷ_k) (a mean).
 const (
 	Squared Loss = "squared"
+	Hinge   Loss = "hinge"
 )
 
 // Problem is a two-layer ReLU training problem under construction. Builder
@@ -31,7 +33,13 @@ type Problem struct {
 	neurons int
 	seed    uint64
 	sampled bool
-	err     error
+	// Activation patterns of the convex program (eq. convex_general):
+	// patterns > 0 samples that many (Algorithm "practical convex
+	// training"), exact enumerates all.
+	patterns    int
+	patternSeed uint64
+	exact       bool
+	err         error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -82,6 +90,60 @@ func (p *Problem) Bias() *Problem { p.bias = true; return p }
 // Squared selects the squared loss ½‖ŷ − y‖².
 func (p *Problem) Squared() *Problem { p.loss = Squared; return p }
 
+// Hinge selects the hinge loss (1/n) Σ max(0, 1 − y_k ŷ_k).
+func (p *Problem) Hinge() *Problem { p.loss = Hinge; return p }
+
+// SamplePatterns selects the convex program of eq. (prac_clean) with P
+// distinct activation patterns D_h = diag(1[X a_h ≥ 0]), a_h ~ N(0, I),
+// drawn with the seed (on X with its bias column, when Bias is set).
+func (p *Problem) SamplePatterns(P int, seed uint64) *Problem {
+	if p.err == nil && P < 1 {
+		p.err = fmt.Errorf("cvx: SamplePatterns(%d): need at least one pattern", P)
+	}
+	p.patterns, p.patternSeed, p.exact = P, seed, false
+	return p
+}
+
+// ExactPatterns selects the exact convex program of eq. (convex_general)
+// with every activation pattern of the data (small problems only).
+func (p *Problem) ExactPatterns() *Problem {
+	p.exact, p.patterns = true, 0
+	return p
+}
+
+// Convex builds the convex program: X with the bias column when asked, the
+// loss, β and the activation patterns. Sampling that finds fewer distinct
+// patterns than asked proceeds with those found and says so.
+func (p *Problem) Convex() (*solvers.Program, error) {
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	loss, err := solvers.ParseLoss(string(p.loss))
+	if err != nil {
+		return nil, err
+	}
+	x := p.design()
+	var d solvers.Patterns
+	switch {
+	case p.exact:
+		d, err = solvers.ExactPatterns(x, 0)
+	case p.patterns > 0:
+		d, err = solvers.SamplePatterns(x, p.patterns, p.patternSeed, 0)
+		var few *solvers.FewPatternsError
+		if errors.As(err, &few) {
+			report(fmt.Errorf("cvx: note: %w; using the %d found", err, len(d)))
+			err = nil
+		}
+	default:
+		return nil, errors.New("cvx: the convex program needs activation patterns: call SamplePatterns(P, seed) or ExactPatterns() on the problem")
+	}
+	if err != nil {
+		return nil, err
+	}
+	prog := &solvers.Program{X: x, Y: p.y, Loss: loss, Beta: p.beta, D: d, Bias: p.bias}
+	return prog, prog.Validate()
+}
+
 // SampleNeurons selects the sampled convex program of the appendix
 // "SCP-based convex training": N hidden neurons drawn uniformly on the unit
 // sphere with the given seed, and only the output layer trained, by the
@@ -122,21 +184,33 @@ func (p *Problem) design() *mat.Dense {
 // Summary describes a problem in a saved state, to say why a state does not
 // fit the problem at hand.
 type Summary struct {
-	N, D    int
-	Bias    bool
-	Beta    float64
-	Loss    Loss
-	Neurons int
-	Seed    uint64
+	N, D        int
+	Bias        bool
+	Beta        float64
+	Loss        Loss
+	Neurons     int
+	Seed        uint64
+	Patterns    int    `json:",omitempty"`
+	PatternSeed uint64 `json:",omitempty"`
+	Exact       bool   `json:",omitempty"`
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("n=%d d=%d bias=%v β=%g loss=%s neurons=%d seed=%d", s.N, s.D, s.Bias, s.Beta, s.Loss, s.Neurons, s.Seed)
+	out := fmt.Sprintf("n=%d d=%d bias=%v β=%g loss=%s", s.N, s.D, s.Bias, s.Beta, s.Loss)
+	switch {
+	case s.Exact:
+		out += " patterns=all"
+	case s.Patterns > 0:
+		out += fmt.Sprintf(" patterns=%d seed=%d", s.Patterns, s.PatternSeed)
+	default:
+		out += fmt.Sprintf(" neurons=%d seed=%d", s.Neurons, s.Seed)
+	}
+	return out
 }
 
 func (p *Problem) summary() Summary {
 	n, d := p.x.Dims()
-	return Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed}
+	return Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact}
 }
 
 // fingerprint hashes everything a saved state depends on.
@@ -145,7 +219,7 @@ func (p *Problem) fingerprint(method string) string {
 	var b [8]byte
 	put := func(v float64) { binary.LittleEndian.PutUint64(b[:], math.Float64bits(v)); h.Write(b[:]) }
 	n, d := p.x.Dims()
-	fmt.Fprintf(h, "%s|%s|%d|%d|%v|%d|%d|", method, p.loss, n, d, p.bias, p.neurons, p.seed)
+	fmt.Fprintf(h, "%s|%s|%d|%d|%v|%d|%d|%d|%d|%v|", method, p.loss, n, d, p.bias, p.neurons, p.seed, p.patterns, p.patternSeed, p.exact)
 	put(p.beta)
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {

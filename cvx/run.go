@@ -15,9 +15,22 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Method is a solver for a Problem: FISTA for the sampled convex program.
+// Method is an iterative solver for a Problem: FISTA for the sampled convex
+// program of neurons (SampleNeurons), ADMM for the convex program of
+// activation patterns (SamplePatterns, ExactPatterns).
 type Method interface {
 	method() string
+	open(p *Problem, saved json.RawMessage) (engine, error)
+}
+
+// engine is a method at work on one problem.
+type engine interface {
+	step() Point
+	iter() int
+	objective() float64
+	state() (any, error)
+	network() (*Network, error)
+	converged(Point) bool
 }
 
 // FISTA solves the sampled convex program eq. (SCP2) by accelerated proximal
@@ -32,12 +45,22 @@ func (FISTA) method() string { return "scp-fista" }
 
 // Point is one finished iteration in a run's history.
 type Point struct {
-	Iter      int     `json:"iter"`
-	Objective float64 `json:"objective"` // the convex objective F(α) of eq. (SCP2)
-	Gap       float64 `json:"gap"`       // duality gap, an upper bound on F(α) − F(α*)
-	ProxGrad  float64 `json:"prox_grad"` // prox-gradient norm
-	Nonzeros  int     `json:"nonzeros"`  // active neurons
-	Seconds   float64 `json:"seconds"`   // solver time since the run started, over all cells
+	Iter int `json:"iter"`
+	// Objective is the convex objective: F(α) of eq. (SCP2) for FISTA,
+	// l^{v,w} of eq. (convex_general) for ADMM.
+	Objective float64 `json:"objective"`
+	// Gap is, for FISTA, the duality gap (an upper bound on F(α) − F(α*));
+	// for ADMM, |l^{u,α} − l^{v,w}| between the recovered network's
+	// objective and the convex one.
+	Gap            float64 `json:"gap"`
+	ProxGrad       float64 `json:"prox_grad,omitempty"`       // FISTA: prox-gradient norm
+	Nonzeros       int     `json:"nonzeros,omitempty"`        // FISTA: active neurons
+	Nonconvex      float64 `json:"nonconvex,omitempty"`       // ADMM: l^{u,α}
+	PrimalResidual float64 `json:"primal_residual,omitempty"` // ADMM
+	DualResidual   float64 `json:"dual_residual,omitempty"`   // ADMM
+	Violation      float64 `json:"violation,omitempty"`       // ADMM: max constraint violation
+	Validation     float64 `json:"validation,omitempty"`      // optional validation metric
+	Seconds        float64 `json:"seconds"`                   // solver time since the run started, over all cells
 }
 
 // ErrInterrupted is returned by Iterate when the cell was interrupted; the
@@ -51,9 +74,7 @@ type Run struct {
 	prob    *Problem
 	meth    Method
 	path    string
-	u       *mat.Dense
-	lasso   *solvers.Lasso
-	fista   *solvers.FISTA
+	eng     engine
 	history []Point
 	elapsed float64
 	resumed int // iteration the run was resumed at (0 for a fresh run)
@@ -65,6 +86,10 @@ type Run struct {
 	SaveEvery time.Duration
 	// Quiet turns the live display off.
 	Quiet bool
+	// Validate, when set, is called after every iteration with the current
+	// network; its value is recorded in the history (Point.Validation) and
+	// drawn, and Iterate stops early when it returns stop = true.
+	Validate func(net *Network) (metric float64, stop bool)
 }
 
 // Start begins a fresh run under name, discarding any saved run of that name.
@@ -94,34 +119,14 @@ func (r *Run) init(resume bool) error {
 		return err
 	}
 	if r.meth == nil {
-		return errors.New("cvx: no method given (for example cvx.FISTA{})")
-	}
-	f, ok := r.meth.(FISTA)
-	if !ok {
-		return fmt.Errorf("cvx: method %s is not available yet", r.meth.method())
-	}
-	if f.Tol < 0 {
-		return fmt.Errorf("cvx: FISTA{Tol: %v}: tolerance must be ≥ 0", f.Tol)
-	}
-	if !r.prob.sampled {
-		return errors.New("cvx: FISTA solves the sampled convex program: call SampleNeurons(N, seed) on the problem")
+		return errors.New("cvx: no method given (for example cvx.FISTA{} or cvx.ADMM{})")
 	}
 	path, err := statePath(r.Name)
 	if err != nil {
 		return err
 	}
 	r.path = path
-	a := r.prob.design()
-	_, d := a.Dims()
-	if r.u, err = solvers.SampleSphere(d, r.prob.neurons, r.prob.seed); err != nil {
-		return err
-	}
-	h, err := solvers.ReLUFeatures(a, r.u)
-	if err != nil {
-		return err
-	}
-	r.lasso = &solvers.Lasso{H: h, Y: r.prob.y, Beta: r.prob.beta}
-	var st *solvers.FISTAState
+	var saved json.RawMessage
 	if resume {
 		s, err := loadState(path)
 		switch {
@@ -132,17 +137,21 @@ func (r *Run) init(resume bool) error {
 			if s.Method != r.meth.method() || s.Fingerprint != r.prob.fingerprint(r.meth.method()) {
 				return fmt.Errorf("cvx: saved run %q (%s) was made for another problem or method:\n  saved: %s, %s\n  now:   %s, %s\nuse cvx.Start to begin afresh, or another run name", r.Name, path, s.Method, s.Problem, r.meth.method(), r.prob.summary())
 			}
-			st = new(solvers.FISTAState)
-			if err := json.Unmarshal(s.Solver, st); err != nil {
-				return fmt.Errorf("cvx: %s: solver state is corrupt (%v): start afresh with cvx.Start", path, err)
-			}
-			r.history, r.elapsed, r.resumed = s.History, s.Elapsed, st.Iter
+			saved = s.Solver
+			r.history, r.elapsed = s.History, s.Elapsed
 		}
 	} else if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cvx: discarding the old run: %w", err)
 	}
-	r.fista, err = solvers.NewFISTA(r.lasso, st)
-	return err
+	r.eng, err = r.meth.open(r.prob, saved)
+	if err != nil {
+		if saved != nil {
+			return fmt.Errorf("cvx: %s: %w (start afresh with cvx.Start)", path, err)
+		}
+		return err
+	}
+	r.resumed = r.eng.iter()
+	return nil
 }
 
 // Err returns the error that stopped the run from being set up, if any.
@@ -150,10 +159,10 @@ func (r *Run) Err() error { return r.err }
 
 // Iter returns the number of finished iterations, over all cells.
 func (r *Run) Iter() int {
-	if r.fista == nil {
+	if r.eng == nil {
 		return 0
 	}
-	return r.fista.State.Iter
+	return r.eng.iter()
 }
 
 // ResumedAt returns the iteration a resumed run continued from (0 when it
@@ -171,7 +180,11 @@ func (r *Run) Save() error {
 	if r.err != nil {
 		return r.err
 	}
-	raw, err := json.Marshal(r.fista.State)
+	st, err := r.eng.state()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
@@ -182,10 +195,10 @@ func (r *Run) Save() error {
 }
 
 // Iterate performs up to k more iterations with a live convergence chart,
-// saving the state as it goes. It stops early when the duality gap reaches the
-// method's tolerance. When the cell is interrupted (SIGINT, as Jupyter's
-// interrupt sends, or SIGTERM), the last finished iteration is saved and
-// Iterate returns an error wrapping ErrInterrupted.
+// saving the state as it goes. It stops early when the method's tolerance is
+// reached or Validate asks to stop. When the cell is interrupted (SIGINT, as
+// Jupyter's interrupt sends, or SIGTERM), the last finished iteration is
+// saved and Iterate returns an error wrapping ErrInterrupted.
 func (r *Run) Iterate(k int) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -200,10 +213,6 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 	if k < 0 {
 		return fmt.Errorf("cvx: Iterate(%d): the count must be ≥ 0", k)
 	}
-	tol := r.meth.(FISTA).Tol
-	if tol == 0 {
-		tol = 1e-8
-	}
 	every := r.SaveEvery
 	if every <= 0 {
 		every = 2 * time.Second
@@ -215,16 +224,25 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 	from := r.Iter()
 	lastSave := time.Now()
 	var stopErr error
-	converged := false
+	why := ""
 	for i := 0; i < k; i++ {
 		if ctx.Err() != nil {
 			stopErr = fmt.Errorf("cvx: run %q %w after iteration %d; state saved to %s", r.Name, ErrInterrupted, r.Iter(), r.path)
 			break
 		}
 		t0 := time.Now()
-		st := r.fista.Step()
+		pt := r.eng.step()
 		r.elapsed += time.Since(t0).Seconds()
-		r.history = append(r.history, Point{Iter: st.Iter, Objective: st.Objective, Gap: st.Gap, ProxGrad: st.ProxGrad, Nonzeros: st.Nonzeros, Seconds: r.elapsed})
+		pt.Seconds = r.elapsed
+		stopEarly := false
+		if r.Validate != nil {
+			net, err := r.eng.network()
+			if err != nil {
+				return err
+			}
+			pt.Validation, stopEarly = r.Validate(net)
+		}
+		r.history = append(r.history, pt)
 		if time.Since(lastSave) > every {
 			if err := r.Save(); err != nil {
 				return err
@@ -234,8 +252,12 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		if live != nil {
 			live.Update(r.statusLine(), r.convergenceFigure)
 		}
-		if st.Gap <= tol*math.Max(1, st.Objective) {
-			converged = true
+		if r.eng.converged(pt) {
+			why = " — converged"
+			break
+		}
+		if stopEarly {
+			why = " — stopped early on the validation metric"
 			break
 		}
 	}
@@ -243,11 +265,7 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		return err
 	}
 	if live != nil {
-		line := r.statusLine()
-		if converged {
-			line += " — converged"
-		}
-		live.Done(fmt.Sprintf("%s (iterations %d→%d this cell)", line, from, r.Iter()), r.convergenceFigure)
+		live.Done(fmt.Sprintf("%s%s (iterations %d→%d this cell)", r.statusLine(), why, from, r.Iter()), r.convergenceFigure)
 	}
 	return stopErr
 }
@@ -257,24 +275,27 @@ func (r *Run) statusLine() string {
 		return fmt.Sprintf("run %q: no iterations yet", r.Name)
 	}
 	p := r.history[len(r.history)-1]
+	switch r.meth.(type) {
+	case ADMM:
+		return fmt.Sprintf("run %q: iteration %d, objective %.6g, |l^{u,α} − l^{v,w}| %.3g, residuals %.2g/%.2g, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.PrimalResidual, p.DualResidual, p.Seconds)
+	}
 	return fmt.Sprintf("run %q: iteration %d, objective %.6g, duality gap %.3g, %d active neurons, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.Nonzeros, p.Seconds)
 }
 
-// Objective returns the convex objective F(α) at the current iterate.
+// Objective returns the convex objective at the current iterate.
 func (r *Run) Objective() float64 {
-	if r.fista == nil {
+	if r.eng == nil {
 		return math.NaN()
 	}
-	return r.fista.State.Obj
+	return r.eng.objective()
 }
 
-// Network returns the trained two-layer network: the sampled neurons with a
-// non-zero output weight.
+// Network returns the trained two-layer network.
 func (r *Run) Network() (*Network, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return solvers.SCPNetwork(r.u, r.fista.State.Alpha, r.prob.bias, 0)
+	return r.eng.network()
 }
 
 // Network is a two-layer ReLU network f(x) = Σ_j (xᵀu_j)_+ α_j.

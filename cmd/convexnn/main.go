@@ -7,6 +7,9 @@
 //	convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
 //	    prints a JSON summary of a data set: files and checksum status,
 //	    shapes, class counts, and the paper's training/validation splits.
+//	convexnn solve -problem problem.json -solver ipm|admm [-max-iter N] [-tol T] [-out result.json]
+//	    solves the convex training program (eq. convex_general) given as JSON
+//	    and writes the solution, the recovered network and its objectives.
 //	convexnn version
 package main
 
@@ -26,6 +29,7 @@ import (
 const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
+  convexnn solve -problem problem.json -solver ipm|admm [-max-iter N] [-tol T] [-out result.json]
   convexnn version`
 
 func main() {
@@ -39,6 +43,8 @@ func main() {
 	switch os.Args[1] {
 	case "notebooks":
 		err = notebooks(ctx, os.Args[2:])
+	case "solve":
+		err = solveCommand(ctx, os.Args[2:], os.Stdout)
 	case "data":
 		err = dataCommand(ctx, os.Args[2:], os.Stdout)
 	case "version":
@@ -54,6 +60,10 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "convexnn:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }

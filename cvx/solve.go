@@ -1,0 +1,72 @@
+package cvx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Regress starts a regression problem on the rows of X (n×d) with real
+// targets y (squared loss, β = 1e-3, no bias by default).
+func Regress(x *mat.Dense, y []float64) *Problem {
+	p := &Problem{x: x, y: y, beta: 1e-3, loss: Squared}
+	p.err = validateData(x, y, false)
+	return p
+}
+
+// IPM is the interior-point method (the paper's "CVX" baseline): it solves
+// the convex program in one call to high accuracy.
+type IPM struct {
+	Tol     float64 // relative accuracy; 0 means 1e-8
+	MaxIter int     // 0 means the solver's default
+}
+
+// Solution is a convex program solved in one call.
+type Solution struct {
+	Status     string
+	Objective  float64 // l^{v,w}
+	Nonconvex  float64 // l^{u,α} of the recovered network
+	Violation  float64 // max constraint violation
+	Iterations int
+	Seconds    float64
+	Weights    solvers.Weights
+	Network    *Network
+	Program    *solvers.Program
+}
+
+// Solve solves the problem's convex program with the interior-point method.
+func Solve(p *Problem, m IPM) (*Solution, error) {
+	prog, err := p.Convex()
+	if err != nil {
+		return nil, err
+	}
+	return SolveProgram(prog, m)
+}
+
+// SolveProgram solves an already built convex program with the
+// interior-point method.
+func SolveProgram(prog *solvers.Program, m IPM) (*Solution, error) {
+	t0 := time.Now()
+	res, err := solvers.SolveIPM(context.Background(), prog, solvers.IPMOptions{Tol: m.Tol, MaxIter: m.MaxIter})
+	if err != nil {
+		return nil, err
+	}
+	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog}
+	if s.Violation, err = prog.Violation(res.Weights); err != nil {
+		return nil, err
+	}
+	if s.Network, err = prog.Recover(res.Weights, recoverTol(res.Weights)); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
+		return nil, err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	if s.Status != "optimal" {
+		return s, fmt.Errorf("cvx: interior-point method ended %s (objective %.8g)", s.Status, s.Objective)
+	}
+	return s, nil
+}
