@@ -319,3 +319,16 @@ func Accuracy(net *Network, x *mat.Dense, y []float64) (float64, error) {
 	}
 	return solvers.Accuracy(pred, y)
 }
+
+// MSE returns the network's mean squared error (1/n) Σ (f(x_k) − y_k)² on
+// the rows of X.
+func MSE(net *Network, x *mat.Dense, y []float64) (float64, error) {
+	if err := validateData(x, y, false); err != nil {
+		return 0, err
+	}
+	pred, err := net.Predict(x)
+	if err != nil {
+		return 0, err
+	}
+	return solvers.MSE(pred, y)
+}

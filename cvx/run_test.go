@@ -214,3 +214,47 @@ func TestThinKeepsEndsAndBound(t *testing.T) {
 		t.Fatalf("short history thinned to %d", len(got))
 	}
 }
+
+// TestADMMRunResumesAndMatchesIPM runs the convex program through cvx: an
+// ADMM run split over two "cells" continues exactly, and its objective
+// approaches the interior-point optimum.
+func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	x, y, _ := data.Disk2D(40, 4)
+	prob := func() *Problem { return Classify(x, y).Beta(0.05).Bias().SamplePatterns(6, 3) }
+	sol, err := Solve(prob(), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Start("admm", prob(), ADMM{Rho: 0.1, Tol: 1e-300})
+	a.Quiet = true
+	if err := a.Iterate(300); err != nil {
+		t.Fatal(err)
+	}
+	b := Resume("admm", prob(), ADMM{Rho: 0.1, Tol: 1e-300})
+	b.Quiet = true
+	if b.ResumedAt() != 300 {
+		t.Fatalf("resumed at %d", b.ResumedAt())
+	}
+	if err := b.Iterate(4700); err != nil {
+		t.Fatal(err)
+	}
+	if rel := math.Abs(b.Objective()-sol.Objective) / sol.Objective; rel > 1e-4 {
+		t.Fatalf("ADMM objective %v after 5000 iterations, interior point %v (relative %v)", b.Objective(), sol.Objective, rel)
+	}
+	h := b.History()
+	if len(h) != 5000 || h[len(h)-1].Gap > 1e-5 {
+		t.Fatalf("history %d points, final |l^{u,α} − l^{v,w}| %v", len(h), h[len(h)-1].Gap)
+	}
+	if err := Resume("admm", prob(), ADMM{Rho: 0.2}).Err(); err == nil || !strings.Contains(err.Error(), "another problem or method") {
+		t.Fatalf("resume with another ρ: %v", err)
+	}
+	// Early stopping on a validation metric.
+	c := Start("early", prob(), ADMM{Rho: 0.1, Tol: 1e-300})
+	c.Quiet = true
+	calls := 0
+	c.Validate = func(*Network) (float64, bool) { calls++; return float64(calls), calls == 7 }
+	if err := c.Iterate(100); err != nil || c.Iter() != 7 || c.History()[6].Validation != 7 {
+		t.Fatalf("early stopping: iteration %d, err %v", c.Iter(), err)
+	}
+}

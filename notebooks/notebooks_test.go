@@ -116,7 +116,13 @@ func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 }
 
 // minCharts is how many charts each notebook draws at its small size.
-var minCharts = map[string]int{"00-quickstart.ipynb": 5, "datasets.ipynb": 7}
+var minCharts = map[string]int{
+	"00-quickstart.ipynb":                5,
+	"01-admm-convergence.ipynb":          5,
+	"02-practical-convex-training.ipynb": 2,
+	"03-mammographic.ipynb":              2,
+	"datasets.ipynb":                     7,
+}
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {
 	for name, res := range executeAll(t) {

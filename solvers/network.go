@@ -124,3 +124,19 @@ func CheckFinite(name string, x *mat.Dense) error {
 	}
 	return nil
 }
+
+// MSE returns the mean squared error (1/n) Σ_k (pred_k − y_k)².
+func MSE(pred, y []float64) (float64, error) {
+	if len(pred) != len(y) {
+		return 0, fmt.Errorf("solvers: %d predictions for %d targets", len(pred), len(y))
+	}
+	if len(y) == 0 {
+		return 0, errors.New("solvers: MSE of an empty set")
+	}
+	var s float64
+	for k := range y {
+		d := pred[k] - y[k]
+		s += d * d
+	}
+	return s / float64(len(y)), nil
+}
