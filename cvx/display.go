@@ -53,6 +53,16 @@ func report(err error) {
 	fmt.Fprintln(stderr, err)
 }
 
+// note shows an informational message: a grey line in a notebook, a line
+// on stderr outside.
+func note(msg string) {
+	if InNotebook() {
+		display(`<div style="color:#555;font-size:12px;font-family:monospace">` + html.EscapeString(msg) + `</div>`)
+		return
+	}
+	fmt.Fprintln(stderr, msg)
+}
+
 // Check ends the cell when err is not nil: it shows the error and exits the
 // process with status 1 (130 when the run was interrupted), so the notebook
 // marks the cell as failed and stops. Use it around calls whose failure

@@ -131,7 +131,7 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 		d, err = solvers.SamplePatterns(x, p.patterns, p.patternSeed, 0)
 		var few *solvers.FewPatternsError
 		if errors.As(err, &few) {
-			report(fmt.Errorf("cvx: note: %w; using the %d found", err, len(d)))
+			note(fmt.Sprintf("cvx: note: %v; using the %d found", err, len(d)))
 			err = nil
 		}
 	default:

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"cmp"
+	"io"
 	"math"
 	"time"
 
@@ -384,6 +387,9 @@ func (s *ipm) start() error {
 // qpOps.solve), refined iteratively on the first two block rows (see
 // kktResidual). A correction that increases the residual is undone.
 func (s *ipm) kktSolve(x, y, z []float64) error {
+	if ipmPCG > 0 && s.ny == 0 {
+		return s.kktSolvePCG(x, y, z)
+	}
 	copy(s.fx, x)
 	copy(s.fy, y)
 	ops := s.p.ops
@@ -392,6 +398,12 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 	}
 	res := s.kktResidual(x, y, z)
 	scale := math.Max(1, math.Max(maxAbs(s.fx), maxAbs(s.fy)))
+	res0 := res
+	if ipmDebug != nil {
+		defer func() {
+			fmt.Fprintf(ipmDebug, "      kkt: |fx| %.1e |fz| ? |x| %.1e |z| %.1e res0 %.1e final %.1e\n", maxAbs(s.fx), maxAbs(x), maxAbs(z), res0, s.kktResidual(x, y, z))
+		}()
+	}
 	for it := 0; it < ipmRefine && res > 1e-15*scale; it++ {
 		if err := ops.solve(s.ex, s.ey, s.ez); err != nil {
 			return err
@@ -566,6 +578,9 @@ func (s *ipm) step(m measures) (float64, error) {
 	if err := p.ops.factor(w); err != nil {
 		return 0, err
 	}
+	if ipmDebugFactor != nil {
+		ipmDebugFactor(s)
+	}
 	for i, c := range p.c {
 		s.x1[i] = -c
 	}
@@ -610,6 +625,9 @@ func (s *ipm) step(m measures) (float64, error) {
 		return 0, err
 	}
 	alpha := math.Min(1, ipmStep*s.maxStep())
+	if ipmDebug != nil {
+		s.debugDirection(1-sigma, m, alphaA, sigma)
+	}
 
 	floats.AddScaled(s.x, alpha, s.dx)
 	floats.AddScaled(s.y, alpha, s.dy)
@@ -802,7 +820,7 @@ func cholesky(h, hs blas64.Symmetric) (blas64.Triangular, bool) {
 	for _, shift := range []float64{0, 1e-13, 1e-10} {
 		for i := 0; i < n; i++ {
 			copy(hs.Data[i*hs.Stride:i*hs.Stride+i+1], h.Data[i*h.Stride:i*h.Stride+i+1])
-			hs.Data[i*hs.Stride+i] += shift * math.Max(1, dmax)
+			hs.Data[i*hs.Stride+i] += shift*math.Max(1, dmax) + ipmReg*dmax + ipmRegAbs
 		}
 		if t, ok := lapack64.Potrf(hs); ok {
 			return t, true
@@ -833,4 +851,152 @@ func (q *denseQP) solve(x, y, z []float64) error {
 	}
 	q.w.unscale2(z)
 	return nil
+}
+
+var ipmDebug io.Writer
+var ipmDebugFactor func(s *ipm)
+
+func (s *ipm) debugDirection(eta float64, m measures, alphaA, sigma float64) {
+	p, k, w := s.p, s.p.k, s.w
+	// first block residual
+	r1 := make([]float64, s.nx)
+	p.ops.mulQ(r1, s.dx)
+	p.ops.mulGT(r1, s.dz, 1, 1)
+	floats.AddScaled(r1, s.dtau, p.c)
+	floats.AddScaled(r1, eta, s.rx)
+	// complementarity
+	a := append([]float64(nil), s.ds...)
+	w.unscale(a)
+	b := append([]float64(nil), s.dz...)
+	w.scale(b)
+	floats.Add(a, b)
+	k.prod(a, w.lambda, a)
+	floats.Add(a, s.dsv)
+	// centrality
+	minl := math.Inf(1)
+	for i := 0; i < k.Orthant; i++ {
+		minl = math.Min(minl, w.lambda[i]*w.lambda[i])
+	}
+	off := k.Orthant
+	for _, q := range k.SOC {
+		j, _ := jnorm2(w.lambda[off : off+q])
+		minl = math.Min(minl, j)
+		off += q
+	}
+	s.debugBlock()
+	fmt.Fprintf(ipmDebug, "   dbg: r1 %.1e (|eta rx| %.1e) comp %.1e (|ds| %.1e) minλ²/μ %.1e tk/μ %.1e αa %.3f σ %.1e max %.3f\n",
+		maxAbs(r1), eta*maxAbs(s.rx), maxAbs(a), maxAbs(s.dsv), minl/m.mu, s.tau*s.kappa/m.mu, alphaA, sigma, s.maxStep())
+}
+
+var ipmPCG = 0
+var ipmReg, ipmRegAbs float64
+
+func (s *ipm) kktSolvePCG(x, y, z []float64) error {
+	copy(s.fx, x)
+	copy(s.fy, y)
+	ops := s.p.ops
+	if err := ops.solve(x, y, z); err != nil {
+		return err
+	}
+	res := s.kktResidual(x, y, z)
+	res0 := res
+	scale := math.Max(1, maxAbs(s.fx))
+	nx, m := s.nx, s.m
+	r := append([]float64(nil), s.ex...)
+	gx := append([]float64(nil), r...)
+	gz := make([]float64, m)
+	if err := ops.solve(gx, nil, gz); err != nil {
+		return err
+	}
+	px := append([]float64(nil), gx...)
+	pz := append([]float64(nil), gz...)
+	hp := make([]float64, nx)
+	tz := make([]float64, m)
+	rg := floats.Dot(r, gx)
+	bestX := append([]float64(nil), x...)
+	bestZ := append([]float64(nil), z...)
+	best := res
+	it := 0
+	for ; it < ipmPCG && res > 1e-15*scale; it++ {
+		ops.mulQ(hp, px)
+		ops.mulGT(hp, pz, 1, 1)
+		ops.mulG(tz, px, 1, 0)
+		php := floats.Dot(px, hp) - floats.Dot(px, hp) + floats.Dot(tz, pz)
+		ops.mulQ(s.tx, px)
+		php += floats.Dot(px, s.tx)
+		if !(php > 0) {
+			break
+		}
+		a := rg / php
+		floats.AddScaled(x, a, px)
+		floats.AddScaled(z, a, pz)
+		floats.AddScaled(r, -a, hp)
+		res = maxAbs(r)
+		if it%5 == 4 {
+			res = s.kktResidual(x, y, z)
+			copy(r, s.ex)
+		}
+		if res < best {
+			best = res
+			copy(bestX, x)
+			copy(bestZ, z)
+		}
+		copy(gx, r)
+		clear(gz)
+		if err := ops.solve(gx, nil, gz); err != nil {
+			return err
+		}
+		rg1 := floats.Dot(r, gx)
+		b := rg1 / rg
+		rg = rg1
+		for i := range px {
+			px[i] = gx[i] + b*px[i]
+		}
+		for i := range pz {
+			pz[i] = gz[i] + b*pz[i]
+		}
+	}
+	final := s.kktResidual(x, y, z)
+	if final > best {
+		copy(x, bestX)
+		copy(z, bestZ)
+		final = s.kktResidual(x, y, z)
+	}
+	if ipmDebug != nil {
+		fmt.Fprintf(ipmDebug, "      pcg: |fx| %.1e |x| %.1e res0 %.1e final %.1e its %d\n", maxAbs(s.fx), maxAbs(x), res0, final, it)
+	}
+	return nil
+}
+
+func (s *ipm) debugBlock() {
+	k := s.p.k
+	type blk struct {
+		a    float64
+		what string
+	}
+	var bs []blk
+	for i := 0; i < k.Orthant; i++ {
+		for _, pr := range []struct {
+			v, d []float64
+			n    string
+		}{{s.s, s.ds, "s"}, {s.z, s.dz, "z"}} {
+			if pr.d[i] < 0 {
+				bs = append(bs, blk{-pr.v[i] / pr.d[i], fmt.Sprintf("orth %s row %d (s=%.1e z=%.1e)", pr.n, i, s.s[i]/s.tau, s.z[i]/s.tau)})
+			}
+		}
+	}
+	off := k.Orthant
+	for j, q := range k.SOC {
+		a1 := Cone{SOC: []int{q}}.maxStep(s.s[off:off+q], s.ds[off:off+q])
+		a2 := Cone{SOC: []int{q}}.maxStep(s.z[off:off+q], s.dz[off:off+q])
+		js, _ := jnorm2(s.s[off : off+q])
+		jz, _ := jnorm2(s.z[off : off+q])
+		bs = append(bs, blk{a1, fmt.Sprintf("soc s %d (s0=%.1e js=%.1e z0=%.1e jz=%.1e)", j, s.s[off]/s.tau, js/s.tau/s.tau, s.z[off]/s.tau, jz/s.tau/s.tau)})
+		bs = append(bs, blk{a2, fmt.Sprintf("soc z %d (s0=%.1e js=%.1e z0=%.1e jz=%.1e)", j, s.s[off]/s.tau, js/s.tau/s.tau, s.z[off]/s.tau, jz/s.tau/s.tau)})
+		off += q
+	}
+	slices.SortFunc(bs, func(a, b blk) int { return cmp.Compare(a.a, b.a) })
+	for _, b := range bs[:4] {
+		fmt.Fprintf(ipmDebug, "     block %.2e %s\n", b.a, b.what)
+	}
 }
