@@ -158,6 +158,50 @@ func (k Cone) maxStep(x, dx []float64) float64 {
 	return 1 / inv
 }
 
+// centralityCorrection replaces v by the correction that moves its
+// eigenvalues into [lo, hi] (see centralityCorrection of a scalar): in the
+// orthant entry by entry, in a second-order cone with the spectral
+// decomposition v = l₁c₁ + l₂c₂, l₁,₂ = v₀ ± ‖v₁‖,
+// c₁,₂ = ½(1, ±v₁/‖v₁‖).
+func (k Cone) centralityCorrection(v []float64, lo, hi float64) {
+	for i := 0; i < k.Orthant; i++ {
+		v[i] = centralityCorrection(v[i], lo, hi)
+	}
+	off := k.Orthant
+	for _, q := range k.SOC {
+		u := v[off : off+q]
+		off += q
+		_, nrm := jnorm2(u)
+		d1, d2 := centralityCorrection(u[0]+nrm, lo, hi), centralityCorrection(u[0]-nrm, lo, hi)
+		u[0] = (d1 + d2) / 2
+		if q == 1 {
+			continue
+		}
+		if nrm == 0 {
+			clear(u[1:])
+			u[1] = (d1 - d2) / 2
+			continue
+		}
+		f := (d1 - d2) / 2 / nrm
+		for i := 1; i < q; i++ {
+			u[i] *= f
+		}
+	}
+}
+
+// centralityCorrection returns the amount c that moves l into [lo, hi],
+// upwards fully and downwards by at most hi: lo − l below lo,
+// max(hi − l, −hi) above hi, and 0 inside.
+func centralityCorrection(l, lo, hi float64) float64 {
+	switch {
+	case l < lo:
+		return lo - l
+	case l > hi:
+		return math.Max(hi-l, -hi)
+	}
+	return 0
+}
+
 // violation returns the smallest t with x + t·e ∈ K: max over the orthant of
 // −x_i and over the second-order cones of ‖x₁‖ − x₀. It is negative exactly
 // when x is in the interior of K.

@@ -95,6 +95,51 @@ func TestConeNTScaling(t *testing.T) {
 	}
 }
 
+// TestConeCentralityCorrection: v + c has its eigenvalues clipped to
+// [lo, hi] (downwards by at most hi), with v's eigenvectors.
+func TestConeCentralityCorrection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	k := Cone{Orthant: 4, SOC: []int{3, 1, 5, 2}}
+	const lo, hi = 0.5, 2.0
+	clip := func(l float64) float64 { return math.Max(lo, math.Min(math.Max(hi, l-hi), l)) }
+	for trial := 0; trial < 100; trial++ {
+		v := make([]float64, k.Dim())
+		for i := range v {
+			v[i] = 3 * rng.NormFloat64()
+		}
+		if trial == 0 {
+			clear(v[k.Orthant+1 : k.Orthant+3]) // v₁ = 0 in the first second-order cone
+		}
+		c := append([]float64(nil), v...)
+		k.centralityCorrection(c, lo, hi)
+		for i := 0; i < k.Orthant; i++ {
+			if got, want := v[i]+c[i], clip(v[i]); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("trial %d: orthant %v + %v = %v, want %v", trial, v[i], c[i], got, want)
+			}
+		}
+		off := k.Orthant
+		for _, q := range k.SOC {
+			u, d := v[off:off+q], c[off:off+q]
+			off += q
+			_, nu := jnorm2(u)
+			w := make([]float64, q)
+			floats.AddTo(w, u, d)
+			_, nw := jnorm2(w)
+			l1, l2 := w[0]+nw, w[0]-nw
+			if l1 < l2 {
+				l1, l2 = l2, l1
+			}
+			if math.Abs(l1-clip(u[0]+nu)) > 1e-12 || math.Abs(l2-clip(u[0]-nu)) > 1e-12 {
+				t.Fatalf("trial %d: eigenvalues %v, %v of v + c, want %v, %v", trial, l1, l2, clip(u[0]+nu), clip(u[0]-nu))
+			}
+			// Same eigenvectors: (v + c)₁ is a multiple of v₁.
+			if nu > 0 && q > 1 && math.Abs(math.Abs(floats.Dot(w[1:], u[1:]))-nw*nu) > 1e-12*(1+nw*nu) {
+				t.Fatalf("trial %d: (v + c)₁ = %v is not parallel to v₁ = %v", trial, w[1:], u[1:])
+			}
+		}
+	}
+}
+
 func mustSolveConeQP(t *testing.T, p *ConeQP, want IPMStatus) *ConeQPResult {
 	t.Helper()
 	res, err := SolveConeQP(context.Background(), p, IPMOptions{})

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"cmp"
-	"io"
 	"math"
 	"time"
 
@@ -77,12 +74,23 @@ type ConeQPResult struct {
 //
 // with η = 1, d_s = λ∘λ, d_κ = τκ for the affine predictor, and
 // η = 1 − σ, d_s = λ∘λ + (W⁻ᵀΔs_a)∘(WΔz_a) − σμe,
-// d_κ = τκ + Δτ_aΔκ_a − σμ, σ = (1 − α_a)³, for the corrector; the step is
-// 0.99 of the way to the boundary, at most 1. Eliminating Δs and Δκ leaves
-// solves with the KKT matrix [Q Aᵀ Gᵀ; A 0 0; G 0 −W²] (one right-hand side,
-// (−c, b, h), shared by both directions) and a scalar equation for Δτ whose
-// coefficient −(‖Wz₁‖² + (x₁ − x/τ)ᵀQ(x₁ − x/τ) + κ/τ) is negative by
-// construction. Each KKT solve is refined iteratively. The starting point is
+// d_κ = τκ + Δτ_aΔκ_a − σμ, σ = (1 − α_a)³, for the corrector. Up to three
+// centrality correctors (Gondzio's) follow: at the trial step
+// ᾱ = min(1, 1.5α + 0.1), α the step to the boundary, the eigenvalues of the
+// scaled products (λ + ᾱW⁻ᵀΔs)∘(λ + ᾱWΔz) and of (τ + ᾱΔτ)(κ + ᾱΔκ) that
+// lie outside [σμ/10, 10σμ] are moved to that interval (by at most 10σμ
+// downwards) through d_s and d_κ, and the corrected direction is kept while
+// it lengthens the step by 1%. The step is 0.99 of the way to the boundary,
+// at most 1. Eliminating Δs and Δκ leaves solves with the KKT matrix
+// [Q Aᵀ Gᵀ; A 0 0; G 0 −W²] and a scalar equation for Δτ whose coefficient
+// −(‖Wz₁‖² + (x₁ − x/τ)ᵀQ(x₁ − x/τ) + κ/τ) is negative by construction;
+// (x₁, y₁, z₁) solves the KKT system for (−c, b, h), shared by all
+// directions, and is computed as (x, y, z)/τ plus the solution for
+// (−r_x, −r_y, 2s − r_z)/τ (the same system written around the iterate,
+// with the residuals r of the embedding and W²z = s): near the end ‖W⁻¹h‖
+// grows like 1/√μ, and a direct solve for (−c, b, h) loses all accuracy
+// while the right-hand side around the iterate is of order √μ in the
+// scaled norm. Each KKT solve is refined iteratively. The starting point is
 // CVXOPT's (two least-squares solves with W = I, shifted into the cone).
 //
 // Termination, with x̄ = x/τ and so on, pcost = ½x̄ᵀQx̄ + cᵀx̄,
@@ -234,6 +242,12 @@ const (
 	ipmRefine    = 3    // at most this many steps of iterative refinement per KKT solve
 	ipmMinStep   = 1e-9 // a step shorter than this is a stall
 	ipmStallRuns = 10   // iterations without progress (see SolveConeQP) before a stall is declared
+
+	// Centrality correctors (see SolveConeQP).
+	ipmCorrectors = 3    // at most this many per iteration
+	ipmCorrWiden  = 0.1  // trial step min(1, 1.5α + ipmCorrWiden)
+	ipmCorrBand   = 10.0 // products outside [σμ/ipmCorrBand, ipmCorrBand·σμ] are corrected
+	ipmCorrGain   = 1.01 // a corrector is kept when it lengthens the step by this factor
 )
 
 // solveCone solves the cone QP p by the method documented at SolveConeQP.
@@ -326,6 +340,9 @@ type ipm struct {
 	cx, cy, cz   []float64 // refinement correction
 	fx, fy       []float64 // saved right-hand sides
 	aff, aff2    []float64 // affine scaled directions and their product
+	cdsv, corr   []float64 // centrality correctors: d_s before the corrector, the correction
+	sdx, sdy     []float64 // the direction before a corrector
+	sdz, sds     []float64
 	best         *coneSolution
 	bestMerit    float64
 	bestTau      float64
@@ -342,7 +359,7 @@ func newIPM(p *coneProblem) *ipm {
 		qx: v(nx), gtz: v(nx), x1: v(nx), y1: v(ny), z1: v(m),
 		dx: v(nx), dy: v(ny), dz: v(m), ds: v(m), dsv: v(m), lds: v(m),
 		tm: v(m), tx: v(nx), ex: v(nx), ey: v(ny), ez: v(m), cx: v(nx), cy: v(ny), cz: v(m), fx: v(nx), fy: v(ny),
-		aff: v(m), aff2: v(m),
+		aff: v(m), aff2: v(m), cdsv: v(m), corr: v(m), sdx: v(nx), sdy: v(ny), sdz: v(m), sds: v(m),
 		bestX: v(nx), bestY: v(ny), bestZ: v(m), bestS: v(m),
 		nc: math.Max(1, floats.Norm(p.c, 2)), nh: math.Max(1, floats.Norm(p.h, 2)), nb: math.Max(1, floats.Norm(p.b, 2)),
 	}
@@ -387,9 +404,6 @@ func (s *ipm) start() error {
 // qpOps.solve), refined iteratively on the first two block rows (see
 // kktResidual). A correction that increases the residual is undone.
 func (s *ipm) kktSolve(x, y, z []float64) error {
-	if ipmPCG > 0 && s.ny == 0 {
-		return s.kktSolvePCG(x, y, z)
-	}
 	copy(s.fx, x)
 	copy(s.fy, y)
 	ops := s.p.ops
@@ -398,12 +412,6 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 	}
 	res := s.kktResidual(x, y, z)
 	scale := math.Max(1, math.Max(maxAbs(s.fx), maxAbs(s.fy)))
-	res0 := res
-	if ipmDebug != nil {
-		defer func() {
-			fmt.Fprintf(ipmDebug, "      kkt: |fx| %.1e |fz| ? |x| %.1e |z| %.1e res0 %.1e final %.1e\n", maxAbs(s.fx), maxAbs(x), maxAbs(z), res0, s.kktResidual(x, y, z))
-		}()
-	}
 	for it := 0; it < ipmRefine && res > 1e-15*scale; it++ {
 		if err := ops.solve(s.ex, s.ey, s.ez); err != nil {
 			return err
@@ -578,17 +586,19 @@ func (s *ipm) step(m measures) (float64, error) {
 	if err := p.ops.factor(w); err != nil {
 		return 0, err
 	}
-	if ipmDebugFactor != nil {
-		ipmDebugFactor(s)
+	// (x₁, y₁, z₁) = (x, y, z)/τ + K⁻¹(−r_x, −r_y, 2s − r_z)/τ = K⁻¹(−c, b, h).
+	itau := 1 / s.tau
+	floats.ScaleTo(s.x1, -itau, s.rx)
+	floats.ScaleTo(s.y1, -itau, s.ry)
+	for i := range s.z1 {
+		s.z1[i] = (2*s.s[i] - s.rz[i]) * itau
 	}
-	for i, c := range p.c {
-		s.x1[i] = -c
-	}
-	copy(s.y1, p.b)
-	copy(s.z1, p.h)
 	if err := s.kktSolve(s.x1, s.y1, s.z1); err != nil {
 		return 0, err
 	}
+	floats.AddScaled(s.x1, itau, s.x)
+	floats.AddScaled(s.y1, itau, s.y)
+	floats.AddScaled(s.z1, itau, s.z)
 	// den = −(‖Wz₁‖² + (x₁ − x/τ)ᵀQ(x₁ − x/τ) + κ/τ).
 	copy(s.tm, s.z1)
 	w.scale(s.tm)
@@ -624,10 +634,10 @@ func (s *ipm) step(m measures) (float64, error) {
 	if err := s.direction(1-sigma, s.tau*s.kappa+dtA*dkA-sigma*m.mu); err != nil {
 		return 0, err
 	}
-	alpha := math.Min(1, ipmStep*s.maxStep())
-	if ipmDebug != nil {
-		s.debugDirection(1-sigma, m, alphaA, sigma)
+	if err := s.correct(1-sigma, s.tau*s.kappa+dtA*dkA-sigma*m.mu, sigma*m.mu); err != nil {
+		return 0, err
 	}
+	alpha := math.Min(1, ipmStep*s.maxStep())
 
 	floats.AddScaled(s.x, alpha, s.dx)
 	floats.AddScaled(s.y, alpha, s.dy)
@@ -677,6 +687,56 @@ func (s *ipm) direction(eta, dk float64) error {
 		s.ds[i] += -eta*s.rz[i] + p.h[i]*s.dtau
 	}
 	s.dkap = -(dk + s.kappa*s.dtau) / s.tau
+	return nil
+}
+
+// correct applies Gondzio's centrality correctors to the direction from
+// direction(eta, dk) with d_s in s.dsv (see SolveConeQP): target is σμ. At
+// the trial step ᾱ the scaled products v = (λ + ᾱW⁻ᵀΔs)∘(λ + ᾱWΔz) get the
+// correction c of Cone.centralityCorrection, and the direction is
+// recomputed with d_s − c (and likewise d_κ), which moves the linearized
+// products at ᾱ by ᾱc; it is kept when the step to the boundary grows.
+func (s *ipm) correct(eta, dk, target float64) error {
+	k, w := s.p.k, s.w
+	lam := w.lambda
+	lo, hi := target/ipmCorrBand, target*ipmCorrBand
+	alpha := math.Min(1, s.maxStep())
+	for it := 0; it < ipmCorrectors && alpha < 1; it++ {
+		at := math.Min(1, 1.5*alpha+ipmCorrWiden)
+		a, b := s.aff, s.aff2
+		copy(a, s.ds)
+		w.unscale(a)
+		copy(b, s.dz)
+		w.scale(b)
+		for i := range a {
+			a[i] = lam[i] + at*a[i]
+			b[i] = lam[i] + at*b[i]
+		}
+		k.prod(s.corr, a, b)
+		k.centralityCorrection(s.corr, lo, hi)
+		ck := centralityCorrection((s.tau+at*s.dtau)*(s.kappa+at*s.dkap), lo, hi)
+		copy(s.sdx, s.dx)
+		copy(s.sdy, s.dy)
+		copy(s.sdz, s.dz)
+		copy(s.sds, s.ds)
+		dtau, dkap := s.dtau, s.dkap
+		copy(s.cdsv, s.dsv)
+		floats.Sub(s.dsv, s.corr)
+		if err := s.direction(eta, dk-ck); err != nil {
+			return err
+		}
+		next := math.Min(1, s.maxStep())
+		if !(next >= ipmCorrGain*alpha) {
+			copy(s.dx, s.sdx)
+			copy(s.dy, s.sdy)
+			copy(s.dz, s.sdz)
+			copy(s.ds, s.sds)
+			s.dtau, s.dkap = dtau, dkap
+			copy(s.dsv, s.cdsv)
+			break
+		}
+		alpha, dk = next, dk-ck
+	}
 	return nil
 }
 
@@ -820,7 +880,7 @@ func cholesky(h, hs blas64.Symmetric) (blas64.Triangular, bool) {
 	for _, shift := range []float64{0, 1e-13, 1e-10} {
 		for i := 0; i < n; i++ {
 			copy(hs.Data[i*hs.Stride:i*hs.Stride+i+1], h.Data[i*h.Stride:i*h.Stride+i+1])
-			hs.Data[i*hs.Stride+i] += shift*math.Max(1, dmax) + ipmReg*dmax + ipmRegAbs
+			hs.Data[i*hs.Stride+i] += shift * math.Max(1, dmax)
 		}
 		if t, ok := lapack64.Potrf(hs); ok {
 			return t, true
@@ -851,152 +911,4 @@ func (q *denseQP) solve(x, y, z []float64) error {
 	}
 	q.w.unscale2(z)
 	return nil
-}
-
-var ipmDebug io.Writer
-var ipmDebugFactor func(s *ipm)
-
-func (s *ipm) debugDirection(eta float64, m measures, alphaA, sigma float64) {
-	p, k, w := s.p, s.p.k, s.w
-	// first block residual
-	r1 := make([]float64, s.nx)
-	p.ops.mulQ(r1, s.dx)
-	p.ops.mulGT(r1, s.dz, 1, 1)
-	floats.AddScaled(r1, s.dtau, p.c)
-	floats.AddScaled(r1, eta, s.rx)
-	// complementarity
-	a := append([]float64(nil), s.ds...)
-	w.unscale(a)
-	b := append([]float64(nil), s.dz...)
-	w.scale(b)
-	floats.Add(a, b)
-	k.prod(a, w.lambda, a)
-	floats.Add(a, s.dsv)
-	// centrality
-	minl := math.Inf(1)
-	for i := 0; i < k.Orthant; i++ {
-		minl = math.Min(minl, w.lambda[i]*w.lambda[i])
-	}
-	off := k.Orthant
-	for _, q := range k.SOC {
-		j, _ := jnorm2(w.lambda[off : off+q])
-		minl = math.Min(minl, j)
-		off += q
-	}
-	s.debugBlock()
-	fmt.Fprintf(ipmDebug, "   dbg: r1 %.1e (|eta rx| %.1e) comp %.1e (|ds| %.1e) minλ²/μ %.1e tk/μ %.1e αa %.3f σ %.1e max %.3f\n",
-		maxAbs(r1), eta*maxAbs(s.rx), maxAbs(a), maxAbs(s.dsv), minl/m.mu, s.tau*s.kappa/m.mu, alphaA, sigma, s.maxStep())
-}
-
-var ipmPCG = 0
-var ipmReg, ipmRegAbs float64
-
-func (s *ipm) kktSolvePCG(x, y, z []float64) error {
-	copy(s.fx, x)
-	copy(s.fy, y)
-	ops := s.p.ops
-	if err := ops.solve(x, y, z); err != nil {
-		return err
-	}
-	res := s.kktResidual(x, y, z)
-	res0 := res
-	scale := math.Max(1, maxAbs(s.fx))
-	nx, m := s.nx, s.m
-	r := append([]float64(nil), s.ex...)
-	gx := append([]float64(nil), r...)
-	gz := make([]float64, m)
-	if err := ops.solve(gx, nil, gz); err != nil {
-		return err
-	}
-	px := append([]float64(nil), gx...)
-	pz := append([]float64(nil), gz...)
-	hp := make([]float64, nx)
-	tz := make([]float64, m)
-	rg := floats.Dot(r, gx)
-	bestX := append([]float64(nil), x...)
-	bestZ := append([]float64(nil), z...)
-	best := res
-	it := 0
-	for ; it < ipmPCG && res > 1e-15*scale; it++ {
-		ops.mulQ(hp, px)
-		ops.mulGT(hp, pz, 1, 1)
-		ops.mulG(tz, px, 1, 0)
-		php := floats.Dot(px, hp) - floats.Dot(px, hp) + floats.Dot(tz, pz)
-		ops.mulQ(s.tx, px)
-		php += floats.Dot(px, s.tx)
-		if !(php > 0) {
-			break
-		}
-		a := rg / php
-		floats.AddScaled(x, a, px)
-		floats.AddScaled(z, a, pz)
-		floats.AddScaled(r, -a, hp)
-		res = maxAbs(r)
-		if it%5 == 4 {
-			res = s.kktResidual(x, y, z)
-			copy(r, s.ex)
-		}
-		if res < best {
-			best = res
-			copy(bestX, x)
-			copy(bestZ, z)
-		}
-		copy(gx, r)
-		clear(gz)
-		if err := ops.solve(gx, nil, gz); err != nil {
-			return err
-		}
-		rg1 := floats.Dot(r, gx)
-		b := rg1 / rg
-		rg = rg1
-		for i := range px {
-			px[i] = gx[i] + b*px[i]
-		}
-		for i := range pz {
-			pz[i] = gz[i] + b*pz[i]
-		}
-	}
-	final := s.kktResidual(x, y, z)
-	if final > best {
-		copy(x, bestX)
-		copy(z, bestZ)
-		final = s.kktResidual(x, y, z)
-	}
-	if ipmDebug != nil {
-		fmt.Fprintf(ipmDebug, "      pcg: |fx| %.1e |x| %.1e res0 %.1e final %.1e its %d\n", maxAbs(s.fx), maxAbs(x), res0, final, it)
-	}
-	return nil
-}
-
-func (s *ipm) debugBlock() {
-	k := s.p.k
-	type blk struct {
-		a    float64
-		what string
-	}
-	var bs []blk
-	for i := 0; i < k.Orthant; i++ {
-		for _, pr := range []struct {
-			v, d []float64
-			n    string
-		}{{s.s, s.ds, "s"}, {s.z, s.dz, "z"}} {
-			if pr.d[i] < 0 {
-				bs = append(bs, blk{-pr.v[i] / pr.d[i], fmt.Sprintf("orth %s row %d (s=%.1e z=%.1e)", pr.n, i, s.s[i]/s.tau, s.z[i]/s.tau)})
-			}
-		}
-	}
-	off := k.Orthant
-	for j, q := range k.SOC {
-		a1 := Cone{SOC: []int{q}}.maxStep(s.s[off:off+q], s.ds[off:off+q])
-		a2 := Cone{SOC: []int{q}}.maxStep(s.z[off:off+q], s.dz[off:off+q])
-		js, _ := jnorm2(s.s[off : off+q])
-		jz, _ := jnorm2(s.z[off : off+q])
-		bs = append(bs, blk{a1, fmt.Sprintf("soc s %d (s0=%.1e js=%.1e z0=%.1e jz=%.1e)", j, s.s[off]/s.tau, js/s.tau/s.tau, s.z[off]/s.tau, jz/s.tau/s.tau)})
-		bs = append(bs, blk{a2, fmt.Sprintf("soc z %d (s0=%.1e js=%.1e z0=%.1e jz=%.1e)", j, s.s[off]/s.tau, js/s.tau/s.tau, s.z[off]/s.tau, jz/s.tau/s.tau)})
-		off += q
-	}
-	slices.SortFunc(bs, func(a, b blk) int { return cmp.Compare(a.a, b.a) })
-	for _, b := range bs[:4] {
-		fmt.Fprintf(ipmDebug, "     block %.2e %s\n", b.a, b.what)
-	}
 }

@@ -105,17 +105,22 @@ type IPMResult struct {
 //	           ξ ≥ 0,  ξ_k + y_k(Fu)_k ≥ 1,  k = 1 … n.
 //
 // Both are solved by the method of SolveConeQP (Nesterov–Todd scaling,
-// Mehrotra predictor–corrector, homogeneous embedding) with a KKT solver
-// that exploits the structure: the orthant constraints of group j add the
-// weighted Gram matrix Xᵀdiag(ω_j)X to a d×d diagonal block, t_j and ξ are
-// eliminated in closed form, and what remains is a dense 2dP×2dP positive
-// definite system, block diagonal plus the coupling FᵀCF (C = I for the
-// squared loss, C = diag(ω₀ω_m/(ω₀ + ω_m)) from the weights of ξ ≥ 0 and of
-// the margin rows for the hinge loss), factored by Cholesky once per
-// iteration. An iteration costs the factorization, (2dP)³/3 flops, plus
-// 2P·n·d² for the Gram blocks, n(dP)² for the hinge coupling, and about a
-// dozen solves of O(nPd + (dP)²) each; the normal matrix and its factor take
-// 2·(2dP)² floats.
+// Mehrotra predictor–corrector with centrality correctors, homogeneous
+// embedding) with a KKT solver that exploits the structure: t_j and ξ are
+// eliminated in closed form, and what remains is the 2dP×2dP positive
+// definite normal matrix H on u, block diagonal (the orthant constraints of
+// group j add the weighted Gram matrix Xᵀdiag(ω_j)X to a d×d diagonal
+// block) plus the coupling FᵀCF (C = I for the squared loss,
+// C = diag(ω₀ω_m/(ω₀ + ω_m)) from the weights of ξ ≥ 0 and of the margin
+// rows for the hinge loss). H is not formed: its triangular factor comes
+// from a structured QR factorization of the scaled constraint rows (forming
+// H squares their condition number, which on degenerate programs, such as
+// many patterns with few points, stalls the method near a relative gap of
+// 10⁻⁷), in which the groups v_i and w_i are combined into (v_i ± w_i)/√2 so
+// that the coupling, which sees only v_i − w_i, acts on dP columns. An
+// iteration costs about 2·min(n, dP)·(dP)² flops for the coupling,
+// 2P·2(n + d)d² for the blocks, and about two dozen solves of
+// O(nPd + (dP)²) each; the factor takes (dP)² floats.
 //
 // p is validated first. The result carries the status; anything but
 // IPMOptimal is not an answer to the tolerance. When ctx is done between
@@ -184,23 +189,31 @@ type netCone struct {
 	c, h          []float64
 	offset        float64
 
-	m0 []float64 // squared loss: F_vᵀF_v (dP×dP), F_v = [D_1X … D_PX]
-
 	// workspace
 	zt, yt blas64.General // 2P×n
 	fu     []float64      // n
 	tz     []float64      // m
 
 	// KKT
-	w     *ntScaling
-	hm    blas64.Symmetric // 2dP×2dP normal matrix (lower)
-	hf    blas64.Symmetric // its factor's storage
-	chol  blas64.Triangular
-	fs    blas64.General // hinge: n×dP, √c_k·F_v
-	gx    blas64.General // n×d, √ω·X
-	cw    []float64      // hinge: per sample ω_m/(ω₀ + ω_m)
-	tcoef []float64      // per group 2w̄₀/(1 + 2‖w̄₁‖²)
-	tden  []float64      // per group 1 + 2‖w̄₁‖²
+	w *ntScaling
+	// The factor R of H in the coordinates q_i = (v_i + w_i)/√2,
+	// p_i = (v_i − w_i)/√2 (see factor): per pattern R_qq,i (d×d upper) and
+	// R_qp,i (d×d), and the dense R_pp (dP×dP upper).
+	rqq, rqp []float64      // P·d·d
+	rpp      blas64.General // dP×dP
+	ppTri    blas64.Triangular
+	fvt      blas64.General // dP×n: F_vᵀ, F_v = [D_1X … D_PX]
+	frow     blas64.General // dP×rows: the coupling rows on p, transposed: hinge (√(2C) F_v)ᵀ, squared loss (√2 F_v)ᵀ or R_Fᵀ
+	fq       []float64      // squared loss: the constant frow ((√2 F_v)ᵀ, or R_Fᵀ when n > dP)
+	fqTri    bool           // fq holds R_Fᵀ (lower triangular)
+	gmt      []float64      // d×(n+d): one group's rows [√ω_j·X; T_j], transposed
+	rw       []float64      // d×d: the factor of group w_i
+	pmt      []float64      // 2d×2d: pattern i's rows, transposed
+	pr       []float64      // 2d×2d: their factor
+	qr       tpqrWork
+	cw       []float64 // hinge: per sample ω_m/(ω₀ + ω_m)
+	tcoef    []float64 // per group 2w̄₀/(1 + 2‖w̄₁‖²)
+	tden     []float64 // per group 1 + 2‖w̄₁‖²
 }
 
 func newNetCone(p *Program) *netCone {
@@ -235,9 +248,12 @@ func newNetCone(p *Program) *netCone {
 	nc.fu = make([]float64, n)
 	nc.tz = make([]float64, nc.m)
 	nu := nc.nu
-	nc.hm = blas64.Symmetric{N: nu, Stride: nu, Uplo: blas.Lower, Data: make([]float64, nu*nu)}
-	nc.hf = blas64.Symmetric{N: nu, Stride: nu, Uplo: blas.Lower, Data: make([]float64, nu*nu)}
-	nc.gx = gen(n, d)
+	dp := d * np
+	nc.rqq, nc.rqp = make([]float64, dp*d), make([]float64, dp*d)
+	nc.rpp = gen(dp, dp)
+	nc.gmt = make([]float64, d*(n+d))
+	nc.rw = make([]float64, d*d)
+	nc.pmt, nc.pr = make([]float64, 4*d*d), make([]float64, 4*d*d)
 	nc.tcoef = make([]float64, ng)
 	nc.tden = make([]float64, ng)
 
@@ -247,12 +263,13 @@ func newNetCone(p *Program) *netCone {
 	for j := 0; j < ng; j++ {
 		nc.c[nu+j] = p.Beta
 	}
-	dp := d * np
-	fv := gen(n, dp) // F_v
+	nc.fvt = gen(dp, n)
 	for k := 0; k < n; k++ {
 		for i := 0; i < np; i++ {
 			if nc.dm[i*n+k] != 0 {
-				copy(fv.Data[k*dp+i*d:k*dp+(i+1)*d], nc.x.Data[k*nc.x.Stride:k*nc.x.Stride+d])
+				for l := 0; l < d; l++ {
+					nc.fvt.Data[(i*d+l)*n+k] = nc.x.Data[k*nc.x.Stride+l]
+				}
 			}
 		}
 	}
@@ -261,21 +278,39 @@ func newNetCone(p *Program) *netCone {
 			nc.c[nu+ng+k] = 1 / float64(n)
 			nc.h[nc.rowMar+k] = -1
 		}
-		nc.fs = fv
+		nc.frow = gen(dp, n)
 		nc.cw = make([]float64, n)
 	} else {
-		// c_u = −Fᵀy, offset ½‖y‖², and F_vᵀF_v for the KKT matrix.
+		// c_u = −Fᵀy and the offset ½‖y‖²; Q = FᵀF enters the factorization
+		// as the rows of √2 F_v on p (see factor), or, when there are more of
+		// them than columns, as those of the triangular factor R_F of
+		// √2 F_v = Q_F R_F.
 		nc.fuT(nc.c[:nu], p.Y, -1, 0)
 		nc.offset = 0.5 * floats.Dot(p.Y, p.Y)
-		nc.m0 = make([]float64, dp*dp)
-		m0 := blas64.Symmetric{N: dp, Stride: dp, Uplo: blas.Lower, Data: nc.m0}
-		blas64.Syrk(blas.Trans, 1, fv, 0, m0)
-		for a := 0; a < dp; a++ {
-			for b := 0; b < a; b++ {
-				nc.m0[b*dp+a] = nc.m0[a*dp+b]
+		nc.frow = gen(dp, n)
+		floats.ScaleTo(nc.frow.Data, math.Sqrt2, nc.fvt.Data)
+		if n > dp {
+			f := gen(n, dp)
+			for a := 0; a < dp; a++ {
+				for k := 0; k < n; k++ {
+					f.Data[k*dp+a] = nc.frow.Data[a*n+k]
+				}
 			}
+			tau, work := make([]float64, dp), make([]float64, 1)
+			lapack64.Geqrf(f, tau, work, -1)
+			fw := make([]float64, max(1, int(work[0])))
+			lapack64.Geqrf(f, tau, fw, len(fw))
+			nc.frow = gen(dp, dp) // R_Fᵀ
+			for a := 0; a < dp; a++ {
+				for b := a; b < dp; b++ {
+					nc.frow.Data[b*dp+a] = f.Data[a*dp+b]
+				}
+			}
+			nc.fqTri = true
 		}
+		nc.fq = append([]float64(nil), nc.frow.Data...)
 	}
+	nc.qr = newTPQRWork(dp)
 	return nc
 }
 
@@ -422,125 +457,298 @@ func (nc *netCone) mulAT(out, y []float64, alpha, beta float64) {
 	}
 }
 
-// factor assembles and factors the normal matrix on u,
+// factor computes a triangular factor R, RᵀR = H, of the normal matrix on
+// u,
 //
 //	H = FᵀCF + blkdiag_j( Xᵀdiag(ω_j)X + β_j⁻²(I − 2w̄₁w̄₁ᵀ/(1 + 2‖w̄₁‖²)) ),
 //
 // where ω_j = z/s on the pattern rows of group j and the second term is the
 // Schur complement, after eliminating t_j, of the second-order cone block
 // W_j⁻² = β_j⁻²(2Jw̄w̄ᵀJ − J) (w̄ = (w̄₀, w̄₁) the NT point). For the squared
-// loss C = I and FᵀF is a precomputed constant; for the hinge loss
-// eliminating ξ leaves C = diag(ω₀ω_m/(ω₀ + ω_m)) with ω₀, ω_m the weights of
-// ξ ≥ 0 and of the margin rows. Cost: 2P·n·d² for the blocks, n(dP)² for the
-// hinge coupling, (2dP)³/3 for the Cholesky factorization.
+// loss C = I; for the hinge loss eliminating ξ leaves
+// C = diag(ω₀ω_m/(ω₀ + ω_m)) with ω₀, ω_m the weights of ξ ≥ 0 and of the
+// margin rows.
+//
+// H is never formed: R comes from orthogonal transformations of rows whose
+// Gram matrix is H (a QR factorization of the scaled constraint matrix
+// W⁻¹G, as in CVXOPT's "qr" KKT solver, but structured). Forming H squares
+// the condition number. Near the end of a degenerate program (groups
+// spanning the same neuron, e.g. two patterns that differ only in a point on
+// the neuron's hyperplane, so that the optimal face is not a point) H has
+// eigenvalues of order μ along directions in which single rows have weights
+// of order 1/μ; the rounding errors of the assembled H, ε/μ relative to its
+// largest entries, swamp them once μ² < ε, the step gets garbage components
+// along the optimal face, and the method creeps and stalls at a relative
+// gap of about 10⁻⁷. The rows carry errors of order ε/√μ in those
+// directions, harmless until μ < ε.
+//
+// Group j has the n rows √ω_jk·x_kᵀ and d rows T_j with
+// T_jᵀT_j = β_j⁻²(I − ŵŵᵀ + ŵŵᵀ/(1 + 2‖w̄₁‖²)), ŵ = w̄₁/‖w̄₁‖: the row
+// β_j⁻¹ŵᵀ/√(1 + 2‖w̄₁‖²) and β_j⁻¹ times an orthonormal basis of ŵ⊥, so that
+// the small eigenvalue is not the difference of two large ones. A
+// Householder QR of these n + d rows gives R_j (d×d). Since
+// F = [F_v −F_v], the coupling depends on u only through p_i = (v_i − w_i)/√2:
+// in the orthogonal coordinates q_i = (v_i + w_i)/√2, p_i the rows of
+// pattern i are [R_vi R_vi; R_wi −R_wi]/√2 on (q_i, p_i), whose QR gives
+// R_qq,i, R_qp,i and a block R_pp,i, and the coupling rows √(2C_k) (row k of
+// F_v) touch p alone: a blocked Householder QR of blkdiag(R_pp,i) stacked on
+// them gives the dense R_pp. Cost: 2P(2(n + d)d² + O(d³)) for the blocks
+// and about 2·min(n, dP)·(dP)² for the coupling, against (2dP)³/3 for a
+// Cholesky factorization of H; the factor takes (dP)² floats.
 func (nc *netCone) factor(w *ntScaling) error {
 	nc.w = w
 	n, d, np := nc.n, nc.d, nc.np
 	dp := d * np
-	hs := nc.hm.Stride
-	hd := nc.hm.Data
-	// Coupling FᵀCF = [M −M; −M M] with M = F_vᵀ C F_v.
-	var msrc []float64
+	rpp := nc.rpp
+	clear(rpp.Data)
+	m := n + d
+	gmt := nc.gmt
+	for j := 0; j < nc.ng; j++ {
+		wd := w.d[j*n : (j+1)*n]
+		for k := 0; k < n; k++ {
+			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
+			for a, v := range xk {
+				gmt[a*m+k] = v / wd[k]
+			}
+		}
+		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
+		w1 := wb[1:]
+		nw := floats.Norm(w1, 2)
+		den := 1 + 2*nw*nw
+		nc.tcoef[j] = 2 * wb[0] / den
+		nc.tden[j] = den
+		socRowsT(gmt, m, n, w1, nw, den, 1/w.beta[j])
+		if j < np {
+			// R_vi waits in the storage of R_qp,i.
+			householderR(nc.rqp[j*d*d:(j+1)*d*d], d, gmt, m, d)
+			continue
+		}
+		householderR(nc.rw, d, gmt, m, d)
+		// Pattern i = j − P: the 2d rows [R_v R_v; R_w −R_w]/√2 on (q_i, p_i).
+		i := j - np
+		rv := nc.rqp[i*d*d : (i+1)*d*d]
+		d2 := 2 * d
+		pmt := nc.pmt
+		for a := 0; a < d; a++ {
+			for c := 0; c < d; c++ {
+				v, u := rv[a*d+c]/math.Sqrt2, nc.rw[a*d+c]/math.Sqrt2
+				pmt[c*d2+a], pmt[c*d2+d+a] = v, u
+				pmt[(d+c)*d2+a], pmt[(d+c)*d2+d+a] = v, -u
+			}
+		}
+		householderR(nc.pr, d2, pmt, d2, d2)
+		for a := 0; a < d; a++ {
+			copy(nc.rqq[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2:a*d2+d])
+			copy(nc.rqp[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2+d:(a+1)*d2])
+			copy(rpp.Data[(i*d+a)*rpp.Stride+i*d:], nc.pr[(d+a)*d2+d:(d+a+1)*d2])
+		}
+	}
+	fr := nc.frow
 	if nc.hinge {
 		for k := 0; k < n; k++ {
 			w0, wm := 1/square(w.d[nc.rowXi+k]), 1/square(w.d[nc.rowMar+k])
 			nc.cw[k] = wm / (w0 + wm)
-			ck := math.Sqrt(w0 * nc.cw[k])
-			row := nc.fs.Data[k*dp : (k+1)*dp]
-			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
-			for i := 0; i < np; i++ {
-				if nc.dm[i*n+k] != 0 {
-					floats.ScaleTo(row[i*d:(i+1)*d], ck, xk)
-				}
-			}
+			nc.fu[k] = math.Sqrt(2 * w0 * nc.cw[k])
 		}
-		top := blas64.Symmetric{N: dp, Stride: hs, Uplo: blas.Lower, Data: hd}
-		blas64.Syrk(blas.Trans, 1, nc.fs, 0, top)
 		for a := 0; a < dp; a++ {
-			for b := 0; b < a; b++ {
-				hd[b*hs+a] = hd[a*hs+b]
-			}
+			floats.MulTo(fr.Data[a*fr.Stride:a*fr.Stride+n], nc.fu, nc.fvt.Data[a*n:(a+1)*n])
 		}
-		msrc = hd
 	} else {
-		for a := 0; a < dp; a++ {
-			copy(hd[a*hs:a*hs+dp], nc.m0[a*dp:(a+1)*dp])
-		}
-		msrc = hd
+		copy(fr.Data, nc.fq)
 	}
+	nc.qr.factor(rpp, fr, nc.fqTri)
 	for a := 0; a < dp; a++ {
-		src := msrc[a*hs : a*hs+dp]
-		lo, br := hd[(dp+a)*hs:(dp+a)*hs+dp], hd[(dp+a)*hs+dp:(dp+a)*hs+2*dp]
-		for b, v := range src {
-			lo[b] = -v
-			br[b] = v
+		if !nonzero(rpp.Data[a*rpp.Stride+a]) || !nonzero(nc.rqq[a*d+a%d]) {
+			return errors.New("solvers: the normal matrix of the interior-point step is singular")
 		}
 	}
-	// Group blocks.
-	for j := 0; j < nc.ng; j++ {
-		wd := w.d[j*n : (j+1)*n]
-		for k := 0; k < n; k++ {
-			floats.ScaleTo(nc.gx.Data[k*d:(k+1)*d], 1/wd[k], nc.x.Data[k*nc.x.Stride:k*nc.x.Stride+d])
-		}
-		blk := blas64.Symmetric{N: d, Stride: hs, Uplo: blas.Lower, Data: hd[j*d*hs+j*d:]}
-		blas64.Syrk(blas.Trans, 1, nc.gx, 1, blk)
-		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
-		w1 := wb[1:]
-		den := 1 + 2*floats.Dot(w1, w1)
-		ib2 := 1 / square(w.beta[j])
-		nc.tcoef[j] = 2 * wb[0] / den
-		nc.tden[j] = den
-		for a := 0; a < d; a++ {
-			r := hd[(j*d+a)*hs+j*d:]
-			for b := 0; b <= a; b++ {
-				r[b] -= ib2 * 2 * w1[a] * w1[b] / den
-			}
-			r[a] += ib2
-		}
-	}
-	var ok bool
-	if nc.chol, ok = cholesky(nc.hm, nc.hf); !ok {
-		return errors.New("solvers: the normal matrix of the interior-point step is not positive definite")
-	}
+	nc.ppTri = blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dp, Stride: rpp.Stride, Data: rpp.Data}
 	return nil
+}
+
+func nonzero(v float64) bool { return v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// solveH overwrites u (2dP, groups v_1 … v_P, w_1 … w_P) by H⁻¹u, with the
+// factor of factor: RᵀR y = Uᵀu in the coordinates (q, p), u = U y.
+func (nc *netCone) solveH(u []float64) {
+	d, np := nc.d, nc.np
+	dp := d * np
+	uv, uw := u[:dp], u[dp:2*dp]
+	// (q, p) = ((v + w)/√2, (v − w)/√2), kept in (uv, uw).
+	for a := range uv {
+		v, w := uv[a], uw[a]
+		uv[a], uw[a] = (v+w)/math.Sqrt2, (v-w)/math.Sqrt2
+	}
+	// Forward: R_qqᵀz_q = b_q, then b_p −= R_qpᵀz_q, R_ppᵀz_p = b_p.
+	for i := 0; i < np; i++ {
+		rqq, rqp := nc.rqq[i*d*d:(i+1)*d*d], nc.rqp[i*d*d:(i+1)*d*d]
+		zq, bp := uv[i*d:(i+1)*d], uw[i*d:(i+1)*d]
+		for a := 0; a < d; a++ {
+			s := zq[a]
+			for b := 0; b < a; b++ {
+				s -= rqq[b*d+a] * zq[b]
+			}
+			zq[a] = s / rqq[a*d+a]
+		}
+		for b := 0; b < d; b++ {
+			floats.AddScaled(bp, -zq[b], rqp[b*d:(b+1)*d])
+		}
+	}
+	blas64.Trsv(blas.Trans, nc.ppTri, blas64.Vector{N: dp, Inc: 1, Data: uw})
+	blas64.Trsv(blas.NoTrans, nc.ppTri, blas64.Vector{N: dp, Inc: 1, Data: uw})
+	// Backward: R_qq y_q = z_q − R_qp y_p.
+	for i := 0; i < np; i++ {
+		rqq, rqp := nc.rqq[i*d*d:(i+1)*d*d], nc.rqp[i*d*d:(i+1)*d*d]
+		yq, yp := uv[i*d:(i+1)*d], uw[i*d:(i+1)*d]
+		for a := d - 1; a >= 0; a-- {
+			s := yq[a] - floats.Dot(rqp[a*d:(a+1)*d], yp)
+			for b := a + 1; b < d; b++ {
+				s -= rqq[a*d+b] * yq[b]
+			}
+			yq[a] = s / rqq[a*d+a]
+		}
+	}
+	for a := range uv {
+		q, p := uv[a], uw[a]
+		uv[a], uw[a] = (q+p)/math.Sqrt2, (q-p)/math.Sqrt2
+	}
+}
+
+// socRowsT writes d rows T with TᵀT = b²(I − 2w₁w₁ᵀ/den), den = 1 + 2‖w₁‖²,
+// nw = ‖w₁‖, as the columns n … n+d−1 of gmt (d×m, row-major, so that
+// gmt[a*m + n + c] is entry a of row c): the row b·ŵᵀ/√den and b times the
+// columns 2…d of the Householder reflector that maps e₁ to ±ŵ, an
+// orthonormal basis of ŵ⊥.
+func socRowsT(gmt []float64, m, n int, w1 []float64, nw, den, b float64) {
+	d := len(w1)
+	for a := 0; a < d; a++ {
+		clear(gmt[a*m+n : a*m+n+d])
+	}
+	if nw == 0 {
+		for a := 0; a < d; a++ {
+			gmt[a*m+n+a] = b
+		}
+		return
+	}
+	// v = ŵ + sign(ŵ₀)e₁, H = I − 2vvᵀ/vᵀv, H e₁ = −sign(ŵ₀)ŵ, 2/vᵀv = 1/(1 + |ŵ₀|).
+	s := b / math.Sqrt(den)
+	w0 := w1[0] / nw
+	sg := 1.0
+	if w0 < 0 {
+		sg = -1
+	}
+	f := 1 / (1 + math.Abs(w0))
+	v := func(a int) float64 {
+		if a == 0 {
+			return w0 + sg
+		}
+		return w1[a] / nw
+	}
+	for a := 0; a < d; a++ {
+		va := v(a)
+		col := gmt[a*m+n : a*m+n+d]
+		col[0] = s * w1[a] / nw
+		for c := 1; c < d; c++ {
+			col[c] = -b * f * va * v(c)
+		}
+		if a > 0 {
+			col[a] += b
+		}
+	}
+}
+
+// householderR writes into r (d×d, row stride rs; zeros below the diagonal)
+// the upper triangular factor of the m×d matrix whose columns are the rows
+// of at (d×m, row-major), which it overwrites.
+func householderR(r []float64, rs int, at []float64, m, d int) {
+	for a := 0; a < d; a++ {
+		clear(r[a*rs : a*rs+a])
+		v := at[a*m+a+1 : (a+1)*m]
+		alpha := at[a*m+a]
+		xnorm := floats.Norm(v, 2)
+		if xnorm == 0 {
+			r[a*rs+a] = alpha
+			for b := a + 1; b < d; b++ {
+				r[a*rs+b] = at[b*m+a]
+			}
+			continue
+		}
+		beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+		tau := (beta - alpha) / beta
+		floats.Scale(1/(alpha-beta), v)
+		r[a*rs+a] = beta
+		for b := a + 1; b < d; b++ {
+			u := at[b*m+a+1 : (b+1)*m]
+			sv := tau * (at[b*m+a] + floats.Dot(v, u))
+			r[a*rs+b] = at[b*m+a] - sv
+			floats.AddScaled(u, -sv, v)
+		}
+	}
 }
 
 func square(x float64) float64 { return x * x }
 
 // solve solves the KKT system (no y): with r = x + GᵀW⁻²z it eliminates t
-// and ξ, solves H Δu = r_u' by the Cholesky factor, recovers Δt and Δξ, and
-// sets z = W⁻²(GΔx − z).
+// and ξ, solves H Δu = r_u' by the factor R, recovers Δt and Δξ, and sets
+// z = W⁻²(GΔx − z). The eliminations are written out so that no two large
+// terms cancel: for the hinge loss, with a = ω₀ and b = ω_m of sample k,
+// folding and eliminating ξ_k gives
+//
+//	r_u' = r_u − Fᵀ(y∘(b/(a+b)·x_ξ + ab/(a+b)·(z_m − z_ξ))),
+//
+// where the literal order (first GᵀW⁻²z, then −Fᵀ(y∘b/(a+b)∘r_ξ)) cancels
+// two terms of size b·z_m, and b grows like 1/μ on the margin rows; likewise
+// for t_j, whose block of W⁻² has entries of order β⁻²(1 + 2‖w̄₁‖²),
+// r_u' = x_u + 2w̄₀x_t w̄₁/(1 + 2‖w̄₁‖²) − S_j z_u with S_j the Schur
+// complement of factor.
 func (nc *netCone) solve(x, y, z []float64) error {
 	w := nc.w
 	n, d, nu, ng := nc.n, nc.d, nc.nu, nc.ng
-	copy(nc.tz, z)
-	w.unscale2(nc.tz)
+	// Pattern rows: r_u += GᵀW⁻²z.
+	for i := 0; i < nc.rowXi; i++ {
+		nc.tz[i] = z[i] / square(w.d[i])
+	}
+	clear(nc.tz[nc.rowXi:])
 	nc.mulGT(x, nc.tz, 1, 1)
+	// Second-order cones: r_u_j += 2w̄₀x_t w̄₁/den − β⁻²(z_u − 2w̄₁(w̄₁ᵀz_u)/den),
+	// and x_t is kept for Δt.
 	rt := x[nu : nu+ng]
-	// Eliminate t_j: r_u_j += 2w̄₀/(1 + 2‖w̄₁‖²)·r_t_j·w̄₁.
 	for j := 0; j < ng; j++ {
 		w1 := w.wbar[j*(d+1)+1 : (j+1)*(d+1)]
-		floats.AddScaled(x[j*d:(j+1)*d], nc.tcoef[j]*rt[j], w1)
+		zu := z[nc.rowSOC+j*(d+1)+1 : nc.rowSOC+(j+1)*(d+1)]
+		xu := x[j*d : (j+1)*d]
+		ib2 := 1 / square(w.beta[j])
+		floats.AddScaled(xu, nc.tcoef[j]*rt[j]+2*ib2*floats.Dot(w1, zu)/nc.tden[j], w1)
+		floats.AddScaled(xu, -ib2, zu)
 	}
 	var rxi []float64
 	if nc.hinge {
-		// Eliminate ξ: r_u −= Fᵀ(y∘ω_m∘r_ξ/(ω₀ + ω_m)).
+		// r_u −= Fᵀ(y∘(b/(a+b)·x_ξ + ab/(a+b)·(z_m − z_ξ))), and
+		// r_ξ/(a+b) = (x_ξ − a z_ξ − b z_m)/(a+b) kept for Δξ.
 		rxi = x[nu+ng:]
 		for k := 0; k < n; k++ {
-			wsum := 1/square(w.d[nc.rowXi+k]) + 1/square(w.d[nc.rowMar+k])
-			nc.fu[k] = nc.p.Y[k] * nc.cw[k] * rxi[k]
-			rxi[k] /= wsum
+			a, b := 1/square(w.d[nc.rowXi+k]), 1/square(w.d[nc.rowMar+k])
+			zx, zm := z[nc.rowXi+k], z[nc.rowMar+k]
+			cw := nc.cw[k]
+			nc.fu[k] = nc.p.Y[k] * (cw*rxi[k] + a*cw*(zm-zx))
+			rxi[k] = (rxi[k]-a*zx)/(a+b) - cw*zm
 		}
 		nc.fuT(x, nc.fu, -1, 1)
 	}
-	lapack64.Potrs(nc.chol, blas64.General{Rows: nu, Cols: 1, Stride: 1, Data: x[:nu]})
-	// Δt_j = (β_j² r_t_j + 2w̄₀ w̄₁ᵀΔu_j)/(1 + 2‖w̄₁‖²).
+	nc.solveH(x[:nu])
+	// Δt_j = β²x_t/den − z_t + 2w̄₀w̄₁ᵀ(Δu_j + z_u)/den.
 	for j := 0; j < ng; j++ {
 		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
-		rt[j] = (square(w.beta[j])*rt[j] + 2*wb[0]*floats.Dot(wb[1:], x[j*d:(j+1)*d])) / nc.tden[j]
+		zs := z[nc.rowSOC+j*(d+1) : nc.rowSOC+(j+1)*(d+1)]
+		xu := x[j*d : (j+1)*d]
+		var dot float64
+		for l := 0; l < d; l++ {
+			dot += wb[1+l] * (xu[l] + zs[1+l])
+		}
+		rt[j] = (square(w.beta[j])*rt[j]+2*wb[0]*dot)/nc.tden[j] - zs[0]
 	}
 	if nc.hinge {
-		// Δξ_k = (r_ξk − ω_m y_k (FΔu)_k)/(ω₀ + ω_m).
+		// Δξ_k = (x_ξ − a z_ξ)/(a+b) − b/(a+b)·(z_m + y_k(FΔu)_k).
 		nc.xu(x)
 		nc.fuFromZt()
 		for k := 0; k < n; k++ {
@@ -553,4 +761,110 @@ func (nc *netCone) solve(x, y, z []float64) error {
 	}
 	w.unscale2(z)
 	return nil
+}
+
+// tpqrBlock is the block size of tpqrWork.factor.
+const tpqrBlock = 32
+
+// tpqrWork is the workspace of a blocked Householder QR factorization of a
+// matrix [R; B] with R upper triangular (LAPACK's dtpqrt).
+type tpqrWork struct {
+	tau []float64
+	t   blas64.Triangular // nb×nb upper: the block reflector I − VTVᵀ
+	w   blas64.General    // nb×N
+	tmp []float64
+}
+
+func newTPQRWork(n int) tpqrWork {
+	nb := min(tpqrBlock, max(1, n))
+	return tpqrWork{
+		tau: make([]float64, n),
+		t:   blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: nb, Stride: nb, Data: make([]float64, nb*nb)},
+		w:   blas64.General{Rows: nb, Cols: n, Stride: max(1, n), Data: make([]float64, nb*max(1, n))},
+		tmp: make([]float64, nb),
+	}
+}
+
+// factor overwrites the upper triangle of r (N×N) by the triangular factor
+// R' of [R; B], R'ᵀR' = RᵀR + BᵀB, where bt (N×mb) holds Bᵀ, and bt by the
+// Householder vectors. With tri, B is upper triangular (Bᵀ lower), which
+// the factorization keeps and exploits.
+func (q *tpqrWork) factor(r, bt blas64.General, tri bool) {
+	n, mb := r.Rows, bt.Cols
+	if mb == 0 {
+		return
+	}
+	rs, bs := r.Stride, bt.Stride
+	rd, bd := r.Data, bt.Data
+	tau := q.tau
+	nb := q.t.N
+	for c0 := 0; c0 < n; c0 += nb {
+		kb := min(nb, n-c0)
+		rows := mb // rows of B touched by this panel's reflectors
+		if tri {
+			rows = min(mb, c0+kb)
+		}
+		// Panel: one reflector per column, applied within the panel.
+		for c := c0; c < c0+kb; c++ {
+			lim := mb
+			if tri {
+				lim = min(mb, c+1)
+			}
+			v := bd[c*bs : c*bs+lim]
+			alpha := rd[c*rs+c]
+			xnorm := floats.Norm(v, 2)
+			if xnorm == 0 {
+				tau[c] = 0
+				continue
+			}
+			beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+			tau[c] = (beta - alpha) / beta
+			floats.Scale(1/(alpha-beta), v)
+			rd[c*rs+c] = beta
+			for cc := c + 1; cc < c0+kb; cc++ {
+				u := bd[cc*bs : cc*bs+lim]
+				s := tau[c] * (rd[c*rs+cc] + floats.Dot(v, u))
+				rd[c*rs+cc] -= s
+				floats.AddScaled(u, -s, v)
+			}
+		}
+		rest := n - c0 - kb
+		if rest == 0 {
+			break
+		}
+		// T of the block reflector H_1⋯H_kb = I − VTVᵀ, V = [I; V_B].
+		t := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: kb, Stride: q.t.Stride, Data: q.t.Data}
+		for i := 0; i < kb; i++ {
+			ci := c0 + i
+			vi := bd[ci*bs : ci*bs+rows]
+			for p := 0; p < i; p++ {
+				q.tmp[p] = -tau[ci] * floats.Dot(bd[(c0+p)*bs:(c0+p)*bs+rows], vi)
+			}
+			for p := 0; p < i; p++ {
+				var s float64
+				for l := p; l < i; l++ {
+					s += t.Data[p*t.Stride+l] * q.tmp[l]
+				}
+				t.Data[p*t.Stride+i] = s
+			}
+			t.Data[i*t.Stride+i] = tau[ci]
+			for p := i + 1; p < kb; p++ {
+				t.Data[p*t.Stride+i] = 0
+			}
+		}
+		// Trailing columns: W = Tᵀ(R₁ + V_BᵀB₂), R₁ −= W, B₂ −= V_B W.
+		vt := blas64.General{Rows: kb, Cols: rows, Stride: bs, Data: bd[c0*bs:]}
+		b2t := blas64.General{Rows: rest, Cols: rows, Stride: bs, Data: bd[(c0+kb)*bs:]}
+		r1 := blas64.General{Rows: kb, Cols: rest, Stride: rs, Data: rd[c0*rs+c0+kb:]}
+		w := blas64.General{Rows: kb, Cols: rest, Stride: q.w.Stride, Data: q.w.Data}
+		for i := 0; i < kb; i++ {
+			copy(w.Data[i*w.Stride:i*w.Stride+rest], r1.Data[i*rs:i*rs+rest])
+		}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, vt, b2t, 1, w)
+		blas64.Trmm(blas.Left, blas.Trans, 1, t, w)
+		for i := 0; i < kb; i++ {
+			floats.Sub(r1.Data[i*rs:i*rs+rest], w.Data[i*w.Stride:i*w.Stride+rest])
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, -1, w, vt, 1, b2t)
+	}
 }
