@@ -148,6 +148,31 @@ type FISTAState struct {
 	Obj   float64   // F(α_k)
 }
 
+// accept makes z the new iterate α_{k+1} after a step from the extrapolated
+// point y. Adaptive restart (O'Donoghue and Candès) drops the momentum when
+// F increased or the gradient-mapping test ⟨y − z, z − α_k⟩ > 0 says the
+// momentum points against the prox-gradient step. It returns whether it
+// restarted and the number of non-zero weights.
+func (s *FISTAState) accept(z, y []float64, objZ, tNext, L float64) (restarted bool, nnz int) {
+	var dir float64
+	for j := range z {
+		dir += (y[j] - z[j]) * (z[j] - s.Alpha[j])
+	}
+	if objZ > s.Obj || dir > 0 {
+		restarted, tNext = true, 1
+	}
+	copy(s.Prev, s.Alpha)
+	copy(s.Alpha, z)
+	s.T, s.L, s.Obj = tNext, L, objZ
+	s.Iter++
+	for _, v := range s.Alpha {
+		if v != 0 {
+			nnz++
+		}
+	}
+	return restarted, nnz
+}
+
 // FISTAStep is what one iteration reports.
 type FISTAStep struct {
 	Iter      int
@@ -251,30 +276,7 @@ func (f *FISTA) Step() FISTAStep {
 		L *= 2
 	}
 	objZ := fz + p.Beta*floats.Norm(f.z, 1)
-	// Gradient-mapping restart test ⟨y − z, z − α_k⟩ > 0: the momentum points
-	// against the prox-gradient step.
-	var dir float64
-	for j := range f.z {
-		dir += (f.y[j] - f.z[j]) * (f.z[j] - s.Alpha[j])
-	}
-	restarted := false
-	if objZ > s.Obj || dir > 0 {
-		// Adaptive restart: drop the momentum and keep the better iterate's
-		// neighbourhood; α_{k+1} = z still holds (monotonicity is not required),
-		// but the next extrapolation starts afresh.
-		restarted = true
-		tNext = 1
-	}
-	copy(s.Prev, s.Alpha)
-	copy(s.Alpha, f.z)
-	s.T, s.L, s.Obj = tNext, L, objZ
-	s.Iter++
-	nnz := 0
-	for _, v := range s.Alpha {
-		if v != 0 {
-			nnz++
-		}
-	}
+	restarted, nnz := s.accept(f.z, f.y, objZ, tNext, L)
 	return FISTAStep{Iter: s.Iter, Objective: objZ, Gap: p.gap(s.Alpha, f.r, f.g), ProxGrad: proxNorm, Restarted: restarted, Nonzeros: nnz}
 }
 

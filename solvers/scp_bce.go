@@ -507,25 +507,7 @@ func (f *fistaFM) step() FISTAStep {
 		L *= 2
 	}
 	objZ := p.Loss(f.rz) + beta*floats.Norm(f.z, 1)
-	var dir float64
-	for j := range f.z {
-		dir += (f.y[j] - f.z[j]) * (f.z[j] - s.Alpha[j])
-	}
-	restarted := false
-	if objZ > s.Obj || dir > 0 {
-		restarted = true
-		tNext = 1
-	}
-	copy(s.Prev, s.Alpha)
-	copy(s.Alpha, f.z)
-	s.T, s.L, s.Obj = tNext, L, objZ
-	s.Iter++
-	nnz := 0
-	for _, a := range s.Alpha {
-		if a != 0 {
-			nnz++
-		}
-	}
+	restarted, nnz := s.accept(f.z, f.y, objZ, tNext, L)
 	return FISTAStep{Iter: s.Iter, Objective: objZ, Gap: p.gap(s.Alpha, f.rz, f.v, f.g), ProxGrad: proxNorm, Restarted: restarted, Nonzeros: nnz}
 }
 
