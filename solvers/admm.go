@@ -352,21 +352,7 @@ func (a *ADMM) Step() ADMMStep {
 	var ru, uu, vv, nlam float64 // ‖u − v‖², ‖u‖², ‖v‖², ‖λ⁺ + Gᵀν⁺‖² (later)
 	for j := 0; j < 2*np; j++ {
 		uj, lj, vj := st.U[j*d:(j+1)*d], st.Lambda[j*d:(j+1)*d], st.V[j*d:(j+1)*d]
-		var w2 float64
-		for q := range vj {
-			w := uj[q] + lj[q]
-			vj[q] = w
-			w2 += w * w
-		}
-		nrm := math.Sqrt(w2)
-		c := 0.0
-		if nrm > thr {
-			c = 1 - thr/nrm
-		}
-		for q := range vj {
-			vj[q] *= c
-		}
-		a.vNorm[j] = c * nrm
+		a.vNorm[j] = groupShrink(vj, uj, lj, thr)
 		// Dual update for λ, eq. (3.3c).
 		for q := range vj {
 			r := uj[q] - vj[q]
@@ -521,4 +507,24 @@ func SolveADMM(ctx context.Context, p *Program, o ADMMOptions, st *ADMMState, on
 		}
 	}
 	return a, hist, nil
+}
+
+// groupShrink sets v = prox_{thr‖·‖₂}(u + λ) = (1 − thr/‖u + λ‖₂)_+ (u + λ),
+// the group soft-threshold of the v-update (eq. vupdate), and returns ‖v‖₂.
+func groupShrink(v, u, lam []float64, thr float64) float64 {
+	var w2 float64
+	for q := range v {
+		w := u[q] + lam[q]
+		v[q] = w
+		w2 += w * w
+	}
+	nrm := math.Sqrt(w2)
+	c := 0.0
+	if nrm > thr {
+		c = 1 - thr/nrm
+	}
+	for q := range v {
+		v[q] *= c
+	}
+	return c * nrm
 }

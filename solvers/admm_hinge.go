@@ -240,26 +240,14 @@ func (h *admmHinge) step(absTol, relTol float64) ADMMStep {
 	var ru, uu, vv float64
 	for j := 0; j < 2*np; j++ {
 		uj, lj, vj := h.u[j*d:(j+1)*d], h.lam[j*d:(j+1)*d], h.v[j*d:(j+1)*d]
-		var w2 float64
+		h.vNorm[j] = groupShrink(vj, uj, lj, thr)
 		for q := range vj {
-			w := uj[q] + lj[q]
-			vj[q] = w
-			w2 += w * w
-		}
-		nrm := math.Sqrt(w2)
-		c := 0.0
-		if nrm > thr {
-			c = 1 - thr/nrm
-		}
-		for q := range vj {
-			vj[q] *= c
 			r := uj[q] - vj[q]
 			lj[q] += r
 			ru += r * r
 			uu += uj[q] * uj[q]
 			vv += vj[q] * vj[q]
 		}
-		h.vNorm[j] = c * nrm
 	}
 
 	// s-update and ν.
