@@ -18,7 +18,72 @@ const (
 	// HingeLoss is ℓ(ŷ, y) = (1/n) Σ_k max(0, 1 − y_k ŷ_k), a mean, with
 	// labels y_k ∈ {−1, +1}.
 	HingeLoss
+	// BCELoss is the paper's binary cross-entropy for a tanh output (section
+	// "Binary Cross-Entropy Loss", Table 4), labels y_k ∈ {0, 1}, a mean:
+	// ℓ(ŷ, y) = (1/n) Σ_k (−2ŷ_k y_k + log(e^{2ŷ_k} + 1)). With
+	// c_k = 2(1 − 2y_k) ∈ {±2} each term is log(1 + e^{c_k ŷ_k}): it is the
+	// logistic loss of the label 2y_k − 1 at the doubled output 2ŷ_k.
+	BCELoss
+	// LogisticLoss is ℓ(ŷ, y) = (1/n) Σ_k log(1 + e^{−y_k ŷ_k}), a mean, with
+	// labels y_k ∈ {−1, +1}.
+	LogisticLoss
 )
+
+// Smooth reports whether the loss is differentiable with a Lipschitz
+// gradient (squared, BCE, logistic; not hinge).
+func (l Loss) Smooth() bool { return l == SquaredLoss || l == BCELoss || l == LogisticLoss }
+
+// marginScale returns, for the labels y_k, the factor c_k of the smooth
+// classification losses written as (1/n) Σ_k log(1 + e^{c_k ŷ_k}):
+// c_k = 2(1 − 2y_k) for BCE and −y_k for the logistic loss.
+func (l Loss) marginScale(yk float64) float64 {
+	if l == BCELoss {
+		return 2 - 4*yk
+	}
+	return -yk
+}
+
+// Grad sets dst = ∇ℓ(ŷ) for a smooth loss: ŷ − y for the squared loss,
+// (c_k σ(c_k ŷ_k)/n)_k for BCE and logistic (see marginScale). It panics
+// for the hinge loss, which has no gradient.
+func (l Loss) Grad(dst, yhat, y []float64) {
+	switch l {
+	case SquaredLoss:
+		for k := range y {
+			dst[k] = yhat[k] - y[k]
+		}
+	case BCELoss, LogisticLoss:
+		inv := 1 / float64(len(y))
+		for k := range y {
+			c := l.marginScale(y[k])
+			dst[k] = c * logistic(c*yhat[k]) * inv
+		}
+	default:
+		panic(fmt.Sprintf("solvers: the %v loss has no gradient", l))
+	}
+}
+
+// Labels describes the labels the loss expects, for error messages.
+func (l Loss) Labels() string {
+	switch l {
+	case HingeLoss, LogisticLoss:
+		return "−1 or +1"
+	case BCELoss:
+		return "0 or 1"
+	}
+	return "any finite value"
+}
+
+// checkLabel reports whether y is a valid label for the loss.
+func (l Loss) checkLabel(y float64) bool {
+	switch l {
+	case HingeLoss, LogisticLoss:
+		return y == 1 || y == -1
+	case BCELoss:
+		return y == 0 || y == 1
+	}
+	return true
+}
 
 func (l Loss) String() string {
 	switch l {
@@ -26,19 +91,27 @@ func (l Loss) String() string {
 		return "squared"
 	case HingeLoss:
 		return "hinge"
+	case BCELoss:
+		return "bce"
+	case LogisticLoss:
+		return "logistic"
 	}
 	return fmt.Sprintf("Loss(%d)", int(l))
 }
 
-// ParseLoss maps "squared" and "hinge" to a Loss.
+// ParseLoss maps "squared", "hinge", "bce" and "logistic" to a Loss.
 func ParseLoss(s string) (Loss, error) {
 	switch s {
 	case "squared":
 		return SquaredLoss, nil
 	case "hinge":
 		return HingeLoss, nil
+	case "bce":
+		return BCELoss, nil
+	case "logistic":
+		return LogisticLoss, nil
 	}
-	return 0, fmt.Errorf("solvers: unknown loss %q (want squared or hinge)", s)
+	return 0, fmt.Errorf("solvers: unknown loss %q (want squared, hinge, bce or logistic)", s)
 }
 
 // Value returns ℓ(ŷ, y).
@@ -54,6 +127,11 @@ func (l Loss) Value(yhat, y []float64) float64 {
 	case HingeLoss:
 		for k := range y {
 			s += math.Max(0, 1-y[k]*yhat[k])
+		}
+		return s / float64(len(y))
+	case BCELoss, LogisticLoss:
+		for k := range y {
+			s += softplus(l.marginScale(y[k]) * yhat[k])
 		}
 		return s / float64(len(y))
 	}
@@ -103,12 +181,12 @@ func (p *Program) Validate() error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("solvers: y[%d] is %v", k, v)
 		}
-		if p.Loss == HingeLoss && v != 1 && v != -1 {
-			return fmt.Errorf("solvers: y[%d] = %v: the hinge loss needs labels −1 or +1", k, v)
+		if !p.Loss.checkLabel(v) {
+			return fmt.Errorf("solvers: y[%d] = %v: the %v loss needs labels %s", k, v, p.Loss, p.Loss.Labels())
 		}
 	}
 	switch p.Loss {
-	case SquaredLoss, HingeLoss:
+	case SquaredLoss, HingeLoss, BCELoss, LogisticLoss:
 	default:
 		return fmt.Errorf("solvers: unknown loss %v", p.Loss)
 	}

@@ -134,6 +134,9 @@ func SolveIPM(ctx context.Context, p *Program, o IPMOptions) (*IPMResult, error)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Loss != SquaredLoss && p.Loss != HingeLoss {
+		return nil, fmt.Errorf("solvers: the interior-point method solves the squared and hinge losses (second-order cone programs), not the %v loss: use ADMM-RBCD or the loss-split ADMM", p.Loss)
+	}
 	o, err := o.resolve()
 	if err != nil {
 		return nil, err

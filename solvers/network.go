@@ -95,7 +95,8 @@ func (n *Network) Predict(x *mat.Dense) ([]float64, error) {
 	return out, nil
 }
 
-// Accuracy returns the fraction of points whose sign(f(x_k)) equals y_k ∈ {-1,+1}.
+// Accuracy returns the fraction of points classified right: f(x_k) ≥ 0
+// predicts the positive class, y_k > 0 (labels −1/+1 or 0/1).
 func Accuracy(pred, y []float64) (float64, error) {
 	if len(pred) != len(y) {
 		return 0, fmt.Errorf("solvers: %d predictions for %d labels", len(pred), len(y))
@@ -105,7 +106,7 @@ func Accuracy(pred, y []float64) (float64, error) {
 	}
 	var ok int
 	for k := range y {
-		if (pred[k] >= 0) == (y[k] >= 0) {
+		if (pred[k] >= 0) == (y[k] > 0) {
 			ok++
 		}
 	}
