@@ -7,9 +7,12 @@
 //	convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
 //	    prints a JSON summary of a data set: files and checksum status,
 //	    shapes, class counts, and the paper's training/validation splits.
-//	convexnn solve -problem problem.json -solver ipm|admm [-max-iter N] [-tol T] [-out result.json]
+//	convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
+//	        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
 //	    solves the convex training program (eq. convex_general) given as JSON
-//	    and writes the solution, the recovered network and its objectives.
+//	    ("loss": squared, hinge, bce or logistic) and writes the solution, the
+//	    recovered network and its objectives; -solver scp samples N neurons and
+//	    trains the output layer (eq. SCP2, squared or bce).
 //	convexnn version
 package main
 
@@ -29,7 +32,8 @@ import (
 const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
-  convexnn solve -problem problem.json -solver ipm|admm [-max-iter N] [-tol T] [-out result.json]
+  convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
+        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
   convexnn version`
 
 func main() {

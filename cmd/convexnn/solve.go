@@ -48,17 +48,25 @@ type resultJSON struct {
 	Objective          float64     `json:"objective"`
 	NonconvexObjective float64     `json:"nonconvex_objective"`
 	MaxViolation       float64     `json:"max_constraint_violation"`
-	V                  [][]float64 `json:"v"`
-	W                  [][]float64 `json:"w"`
-	D                  [][]int     `json:"D"`
+	V                  [][]float64 `json:"v,omitempty"`
+	W                  [][]float64 `json:"w,omitempty"`
+	D                  [][]int     `json:"D,omitempty"`
 	Network            networkJSON `json:"network"`
 	Iterations         int         `json:"iterations"`
-	Seconds            float64     `json:"seconds"`
-	BLAS               string      `json:"blas"`
+	// Inner is the ADMM u-update: "closed-form" (squared loss), "split"
+	// (the loss split out, its prox per sample) or "rbcd" (Algorithm RBCD).
+	Inner string `json:"inner,omitempty"`
+	// SCP: the sampled neurons, their seed, the duality gap of eq. (SCP2).
+	Neurons int     `json:"neurons,omitempty"`
+	Seed    *uint64 `json:"seed,omitempty"`
+	Gap     float64 `json:"duality_gap,omitempty"`
+	Seconds float64 `json:"seconds"`
+	BLAS    string  `json:"blas"`
 }
 
 // readProblem parses and checks problem JSON, naming the offending field.
-func readProblem(r io.Reader) (*solvers.Program, error) {
+// With patterns false (the SCP method), the fields "D" and "P" are not used.
+func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -113,11 +121,19 @@ func readProblem(r io.Reader) (*solvers.Program, error) {
 		return nil, badInput("problem: field \"y\" has %d entries, X has %d rows", len(pj.Y), n)
 	}
 	if pj.Loss == "" {
-		return nil, badInput("problem: field \"loss\" is missing (squared or hinge)")
+		return nil, badInput("problem: field \"loss\" is missing (squared, hinge, bce or logistic)")
 	}
 	loss, err := solvers.ParseLoss(pj.Loss)
 	if err != nil {
-		return nil, badInput("problem: field \"loss\": %q, want \"squared\" or \"hinge\"", pj.Loss)
+		return nil, badInput("problem: field \"loss\": %q, want \"squared\", \"hinge\", \"bce\" or \"logistic\"", pj.Loss)
+	}
+	for k, v := range pj.Y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, badInput("problem: field \"y\"[%d] is %v", k, v)
+		}
+		if loss != solvers.SquaredLoss && !validLabel(loss, v) {
+			return nil, badInput("problem: field \"y\"[%d] = %v: the %v loss needs labels %s", k, v, loss, loss.Labels())
+		}
 	}
 	if pj.Beta == nil {
 		return nil, badInput("problem: field \"beta\" is missing")
@@ -125,7 +141,16 @@ func readProblem(r io.Reader) (*solvers.Program, error) {
 	if pj.Eps != 0 {
 		return nil, badInput("problem: field \"eps\" = %v: robust (adversarial) training is not available yet; use eps 0", pj.Eps)
 	}
+	if !(*pj.Beta > 0) || math.IsInf(*pj.Beta, 0) {
+		return nil, badInput("problem: field \"beta\" = %v, need 0 < β < ∞", *pj.Beta)
+	}
 	p := &solvers.Program{X: x, Y: pj.Y, Loss: loss, Beta: *pj.Beta, Bias: pj.Bias}
+	if !patterns {
+		if pj.D != nil || pj.P != 0 {
+			return nil, badInput("problem: fields \"D\" and \"P\" (activation patterns) do not apply to -solver scp, which samples neurons (-neurons, -seed)")
+		}
+		return p, nil
+	}
 	switch {
 	case pj.D != nil && pj.P != 0:
 		return nil, badInput("problem: give either field \"D\" or field \"P\" (with \"seed\"), not both")
@@ -170,6 +195,13 @@ func readProblem(r io.Reader) (*solvers.Program, error) {
 	return p, nil
 }
 
+func validLabel(l solvers.Loss, v float64) bool {
+	if l == solvers.BCELoss {
+		return v == 0 || v == 1
+	}
+	return v == 1 || v == -1
+}
+
 func rows(m *mat.Dense) [][]float64 {
 	r, _ := m.Dims()
 	out := make([][]float64, r)
@@ -183,19 +215,46 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
-	solver := fs.String("solver", "ipm", "ipm or admm")
+	solver := fs.String("solver", "ipm", "ipm, admm or scp")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
 	rho := fs.Float64("rho", 0, "ADMM penalty ρ (0: default)")
+	inner := fs.String("inner", "", "ADMM u-update for non-squared losses: split or rbcd (default: split)")
+	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
+	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
-		return badInput("solve: %v\nusage: convexnn solve -problem problem.json -solver ipm|admm [-max-iter N] [-tol T] [-out result.json]", err)
+		return badInput("solve: %v\n%s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return badInput("solve: unexpected argument %q\n%s", fs.Arg(0), usage)
 	}
 	if *problem == "" {
-		return badInput("solve: -problem is required")
+		return badInput("solve: -problem is required\n%s", usage)
 	}
-	if *maxIter < 0 || *tol < 0 || *rho < 0 {
+	if *maxIter < 0 || *tol < 0 || *rho < 0 || math.IsNaN(*tol) || math.IsNaN(*rho) {
 		return badInput("solve: -max-iter, -tol and -rho must be ≥ 0")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch *solver {
+	case "ipm", "admm", "scp":
+	default:
+		return badInput("solve: -solver %q: use ipm, admm or scp", *solver)
+	}
+	if *solver == "scp" {
+		if *neurons < 1 {
+			return badInput("solve: -solver scp needs -neurons N ≥ 1 (and -seed S)")
+		}
+		if set["rho"] || set["inner"] {
+			return badInput("solve: -rho and -inner are ADMM options, not for -solver scp")
+		}
+	} else if set["neurons"] || set["seed"] {
+		return badInput("solve: -neurons and -seed are for -solver scp (patterns are sampled with the problem's \"P\" and \"seed\")")
+	}
+	if set["inner"] && *solver != "admm" {
+		return badInput("solve: -inner is an ADMM option")
 	}
 	var in io.Reader = os.Stdin
 	if *problem != "-" {
@@ -206,11 +265,16 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	p, err := readProblem(in)
+	p, err := readProblem(in, *solver != "scp")
 	if err != nil {
 		return err
 	}
 	start := time.Now()
+	if *solver == "scp" {
+		return writeResult(stdout, *out, func() (resultJSON, error) {
+			return solveSCP(ctx, p, *neurons, *seed, *maxIter, *tol, start)
+		})
+	}
 	var wt solvers.Weights
 	res := resultJSON{Solver: *solver, BLAS: solvers.BLASImplementation}
 	switch *solver {
@@ -221,24 +285,19 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		wt, res.Status, res.Iterations = r.Weights, r.Status.String(), r.Iterations
 	case "admm":
-		if p.Loss != solvers.SquaredLoss {
-			return badInput("solve: -solver admm supports the squared loss; use -solver ipm for %s", p.Loss)
-		}
 		o := solvers.ADMMOptions{MaxIter: *maxIter, Rho: *rho}
 		if *tol > 0 {
 			o.AbsTol, o.RelTol = *tol, *tol
 		}
-		a, hist, err := solvers.SolveADMM(ctx, p, o, nil, nil)
+		var converged bool
+		wt, res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, o, *inner)
 		if err != nil {
 			return err
 		}
-		wt, res.Iterations = a.Weights(), len(hist)
 		res.Status = "iteration limit"
-		if len(hist) > 0 && a.Converged(hist[len(hist)-1]) {
+		if converged {
 			res.Status = "optimal"
 		}
-	default:
-		return badInput("solve: -solver %q: use ipm or admm", *solver)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if res.Objective, err = p.Objective(wt); err != nil {
@@ -264,12 +323,26 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		res.D = append(res.D, row)
 	}
+	res.Network = networkOf(net)
+	return writeResult(stdout, *out, func() (resultJSON, error) { return res, nil })
+}
+
+func networkOf(net *solvers.Network) networkJSON {
 	var ut mat.Dense
 	ut.CloneFrom(net.U.T())
-	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha, Bias: net.Bias}
+	return networkJSON{U: rows(&ut), Alpha: net.Alpha, Bias: net.Bias}
+}
+
+// writeResult writes the result JSON to the file out, or to stdout when out
+// is empty; the file is created only once the result is there.
+func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error)) error {
+	res, err := solve()
+	if err != nil {
+		return err
+	}
 	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
+	if out != "" {
+		f, err := os.Create(out)
 		if err != nil {
 			return err
 		}
@@ -279,6 +352,115 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(res)
+}
+
+// solveADMM runs the ADMM variant for the program's loss: the closed-form
+// u-update for the squared loss (unless inner asks otherwise), the loss
+// split (inner "split", the default for the other losses) or Algorithm RBCD
+// (inner "rbcd", smooth losses).
+func solveADMM(ctx context.Context, p *solvers.Program, o solvers.ADMMOptions, inner string) (wt solvers.Weights, used string, iters int, converged bool, err error) {
+	if inner == "" {
+		inner = "split"
+		if p.Loss == solvers.SquaredLoss {
+			inner = "closed-form"
+		}
+	}
+	switch inner {
+	case "closed-form":
+		if p.Loss != solvers.SquaredLoss {
+			return wt, inner, 0, false, badInput("solve: -inner closed-form is for the squared loss; the %v loss needs split or rbcd", p.Loss)
+		}
+		a, hist, err := solvers.SolveADMM(ctx, p, o, nil, nil)
+		if err != nil {
+			return wt, inner, 0, false, err
+		}
+		return a.Weights(), inner, len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1]), nil
+	case "split":
+		a, hist, err := solvers.SolveADMMSplit(ctx, p, o, nil, nil)
+		if err != nil {
+			return wt, inner, 0, false, err
+		}
+		return a.Weights(), inner, len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1]), nil
+	case "rbcd":
+		if !p.Loss.Smooth() {
+			return wt, inner, 0, false, badInput("solve: -inner rbcd needs a smooth loss (squared, bce, logistic); the %v loss has no gradient: use -inner split", p.Loss)
+		}
+		return solveRBCD(ctx, p, o)
+	}
+	return wt, inner, 0, false, badInput("solve: -inner %q: use split or rbcd (or closed-form for the squared loss)", inner)
+}
+
+// solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),
+// the output layer by FISTA with the squared loss (a Lasso) or BCE.
+func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, maxIter int, tol float64, start time.Time) (resultJSON, error) {
+	res := resultJSON{Solver: "scp", BLAS: solvers.BLASImplementation, Neurons: neurons, Seed: &seed}
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.BCELoss {
+		return res, badInput("solve: -solver scp solves the squared and bce losses (FISTA needs a smooth loss with a computable duality gap), not %v", p.Loss)
+	}
+	n, d := p.X.Dims()
+	if err := solvers.CheckFeatureMemory(n, neurons, 8<<30); err != nil {
+		return res, badInput("solve: %v", err)
+	}
+	u, err := solvers.SampleSphere(d, neurons, seed)
+	if err != nil {
+		return res, err
+	}
+	h, err := solvers.ReLUFeatures(p.X, u)
+	if err != nil {
+		return res, err
+	}
+	if maxIter == 0 {
+		maxIter = 100000
+	}
+	if tol == 0 {
+		tol = 1e-8
+	}
+	type stepper interface{ Step() solvers.FISTAStep }
+	var (
+		f     stepper
+		alpha func() []float64
+		obj   func([]float64) float64
+	)
+	if p.Loss == solvers.SquaredLoss {
+		lp := &solvers.Lasso{H: h, Y: p.Y, Beta: p.Beta}
+		s, err := solvers.NewFISTA(lp, nil)
+		if err != nil {
+			return res, err
+		}
+		f, alpha, obj = s, func() []float64 { return s.State.Alpha }, lp.Objective
+	} else {
+		bp := &solvers.BCELasso{H: solvers.NewDenseFeatures(h), Y: p.Y, Beta: p.Beta}
+		s, err := solvers.NewFISTABCE(bp, nil)
+		if err != nil {
+			return res, err
+		}
+		f, alpha, obj = s, func() []float64 { return s.State.Alpha }, bp.Objective
+	}
+	res.Status = "iteration limit"
+	for res.Iterations < maxIter {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		st := f.Step()
+		res.Iterations++
+		res.Gap = st.Gap
+		if st.Gap <= tol*math.Max(1, st.Objective) {
+			res.Status = "optimal"
+			break
+		}
+	}
+	a := alpha()
+	res.Objective = obj(a)
+	res.Seconds = time.Since(start).Seconds()
+	net, err := solvers.SCPNetwork(u, a, p.Bias, 0)
+	if err != nil {
+		return res, err
+	}
+	if res.NonconvexObjective, err = p.NonconvexObjective(net); err != nil {
+		return res, err
+	}
+	res.Network = networkOf(net)
+	return res, nil
 }
 
 func maxNorm(wt solvers.Weights) float64 {

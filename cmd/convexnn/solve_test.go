@@ -88,8 +88,8 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,0,1]]}`:                `field "D": row 0 has 3`,
 		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,3]]}`:                  `"D"[0][1] = 3`,
 		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "eps": 0.1, "P": 2, "seed": 1}`: `field "eps"`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": -1, "P": 2, "seed": 1}`:            `β = -1`,
-		`{"X": [[1,2],[3,4]], "y": [1,0], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:               `y[1] = 0`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": -1, "P": 2, "seed": 1}`:            `"beta" = -1`,
+		`{"X": [[1,2],[3,4]], "y": [1,0], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:               `"y"[1] = 0`,
 		`{"X": [[1,2],[3,4]], "y": "a", "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:               `field "y"`,
 		`{"X": [[1,2],[3,4]],`: `malformed JSON`,
 	}
@@ -101,9 +101,105 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 			t.Errorf("%s: want a usage error with %q, got %v", body, want, err)
 		}
 	}
-	var out bytes.Buffer
-	err := solveCommand(context.Background(), []string{"-problem", writeProblem(t, randomProblem(10, 2, "hinge", 3)), "-solver", "admm"}, &out)
-	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "use -solver ipm") {
-		t.Errorf("admm with hinge: %v", err)
+	hinge := writeProblem(t, randomProblem(10, 2, "hinge", 3))
+	scpProb := `{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1}`
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
+		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
+		{[]string{"-problem", hinge, "-solver", "ipm", "-inner", "split"}, "-inner is an ADMM option"},
+		{[]string{"-problem", hinge, "-solver", "scp", "-neurons", "10"}, `"D" and "P"`},
+		{[]string{"-problem", writeProblem(t, scpProb), "-solver", "scp"}, "-neurons N"},
+		{[]string{"-problem", writeProblem(t, scpProb), "-solver", "ipm", "-neurons", "5"}, "for -solver scp"},
+		{[]string{"-problem", writeProblem(t, scpProb), "-solver", "magic"}, `-solver "magic"`},
+		{[]string{"-problem", writeProblem(t, `{"X": [[1,2],[3,4]], "y": [1,-1], "loss": "bce", "beta": 1}`), "-solver", "scp", "-neurons", "5"}, `"y"[1] = -1: the bce loss needs labels 0 or 1`},
+		{[]string{"-problem", writeProblem(t, `{"X": [[1,2],[3,4]], "y": [1,-1], "loss": "hinge", "beta": 1}`), "-solver", "scp", "-neurons", "5"}, "squared and bce"},
+	} {
+		var out bytes.Buffer
+		err := solveCommand(context.Background(), c.args, &out)
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want a usage error with %q, got %v", c.args, c.want, err)
+		}
+	}
+}
+
+// bceProblem is randomProblem with labels 0/1 and the given loss.
+func bceProblem(n, d int, loss string, seed uint64) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(randomProblem(n, d, loss, seed)), &m); err != nil {
+		panic(err)
+	}
+	if loss == "bce" {
+		y := m["y"].([]any)
+		for k, v := range y {
+			y[k] = (v.(float64) + 1) / 2
+		}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// TestSolveADMMOtherLosses solves the hinge problem by the loss-split ADMM
+// against the interior-point method, and the BCE and logistic problems by
+// the loss-split ADMM; their duality is checked in the solvers package.
+func TestSolveADMMOtherLosses(t *testing.T) {
+	hinge := writeProblem(t, randomProblem(20, 2, "hinge", 2))
+	ipm := solveJSON(t, "-problem", hinge, "-solver", "ipm")
+	admm := solveJSON(t, "-problem", hinge, "-solver", "admm", "-max-iter", "100000", "-tol", "1e-9")
+	if admm.Inner != "split" || admm.Status != "optimal" {
+		t.Fatalf("hinge ADMM: inner %q, status %q after %d iterations", admm.Inner, admm.Status, admm.Iterations)
+	}
+	if rel := math.Abs(admm.Objective-ipm.Objective) / ipm.Objective; rel > 1e-5 {
+		t.Fatalf("hinge: ADMM %.10g, interior point %.10g (relative %.2e)", admm.Objective, ipm.Objective, rel)
+	}
+	for _, loss := range []string{"bce", "logistic"} {
+		r := solveJSON(t, "-problem", writeProblem(t, bceProblem(30, 3, loss, 4)), "-solver", "admm", "-max-iter", "50000", "-tol", "1e-9")
+		if r.Status != "optimal" || r.Inner != "split" || r.MaxViolation > 1e-6 {
+			t.Fatalf("%s: status %q inner %q violation %v", loss, r.Status, r.Inner, r.MaxViolation)
+		}
+		if math.Abs(r.NonconvexObjective-r.Objective) > 1e-6*r.Objective {
+			t.Fatalf("%s: l^{u,α} %v vs l^{v,w} %v", loss, r.NonconvexObjective, r.Objective)
+		}
+	}
+}
+
+// TestSolveSCP checks the SCP result: the network holds the sampled neurons
+// with non-zero weights, the objective is reached to the tolerance, and the
+// same seed gives the same network.
+func TestSolveSCP(t *testing.T) {
+	for _, loss := range []string{"squared", "bce"} {
+		var m map[string]any
+		json.Unmarshal([]byte(bceProblem(40, 3, loss, 5)), &m)
+		delete(m, "P")
+		delete(m, "seed")
+		b, _ := json.Marshal(m)
+		prob := writeProblem(t, string(b))
+		r := solveJSON(t, "-problem", prob, "-solver", "scp", "-neurons", "50", "-seed", "7", "-tol", "1e-7")
+		if r.Status != "optimal" || r.Neurons != 50 || r.Seed == nil || *r.Seed != 7 || r.Gap > 1e-7*math.Max(1, r.Objective) {
+			t.Fatalf("%s: status %q neurons %d gap %v", loss, r.Status, r.Neurons, r.Gap)
+		}
+		if k := len(r.Network.Alpha); k == 0 || k > 50 || len(r.Network.U) != k || len(r.Network.U[0]) != 4 {
+			t.Fatalf("%s: network with %d output weights, u %d rows", loss, k, len(r.Network.U))
+		}
+		for j, u := range r.Network.U {
+			var s float64
+			for _, v := range u {
+				s += v * v
+			}
+			if math.Abs(s-1) > 1e-12 {
+				t.Fatalf("%s: neuron %d has norm² %v, want 1 (uniform on the sphere)", loss, j, s)
+			}
+		}
+		again := solveJSON(t, "-problem", prob, "-solver", "scp", "-neurons", "50", "-seed", "7", "-tol", "1e-7")
+		if again.Objective != r.Objective {
+			t.Fatalf("%s: same seed, objectives %v and %v", loss, r.Objective, again.Objective)
+		}
+		other := solveJSON(t, "-problem", prob, "-solver", "scp", "-neurons", "50", "-seed", "8", "-tol", "1e-7")
+		if other.Objective == r.Objective {
+			t.Fatalf("%s: seeds 7 and 8 give the same objective", loss)
+		}
 	}
 }
