@@ -36,103 +36,191 @@ func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
 			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
 		}
 	}
-	solver, err := solvers.NewFISTA(&solvers.Lasso{H: h, Y: p.y, Beta: p.beta}, st)
-	if err != nil {
-		return nil, err
-	}
 	tol := f.Tol
 	if tol == 0 {
 		tol = 1e-8
 	}
-	return &fistaEngine{f: solver, u: u, bias: p.bias, tol: tol}, nil
+	e := &fistaEngine{u: u, bias: p.bias, tol: tol}
+	switch p.loss {
+	case Squared:
+		solver, err := solvers.NewFISTA(&solvers.Lasso{H: h, Y: p.y, Beta: p.beta}, st)
+		if err != nil {
+			return nil, err
+		}
+		e.stepper, e.st = solver, &solver.State
+	case BCE:
+		solver, err := solvers.NewFISTABCE(&solvers.BCELasso{H: solvers.NewDenseFeatures(h), Y: p.targets(), Beta: p.beta}, st)
+		if err != nil {
+			return nil, err
+		}
+		e.stepper, e.st = solver, &solver.State
+	default:
+		return nil, fmt.Errorf("cvx: FISTA solves the sampled convex program with the squared or BCE loss, not %s (use ADMM on sampled patterns)", p.loss)
+	}
+	return e, nil
 }
 
 type fistaEngine struct {
-	f    *solvers.FISTA
-	u    *mat.Dense
-	bias bool
-	tol  float64
+	stepper interface{ Step() solvers.FISTAStep }
+	st      *solvers.FISTAState
+	u       *mat.Dense
+	bias    bool
+	tol     float64
 }
 
 func (e *fistaEngine) step() Point {
-	st := e.f.Step()
+	st := e.stepper.Step()
 	return Point{Iter: st.Iter, Objective: st.Objective, Gap: st.Gap, ProxGrad: st.ProxGrad, Nonzeros: st.Nonzeros}
 }
-func (e *fistaEngine) iter() int           { return e.f.State.Iter }
-func (e *fistaEngine) objective() float64  { return e.f.State.Obj }
-func (e *fistaEngine) state() (any, error) { return e.f.State, nil }
+func (e *fistaEngine) iter() int           { return e.st.Iter }
+func (e *fistaEngine) objective() float64  { return e.st.Obj }
+func (e *fistaEngine) state() (any, error) { return e.st, nil }
 func (e *fistaEngine) network() (*Network, error) {
-	return solvers.SCPNetwork(e.u, e.f.State.Alpha, e.bias, 0)
+	return solvers.SCPNetwork(e.u, e.st.Alpha, e.bias, 0)
 }
 func (e *fistaEngine) converged(p Point) bool { return p.Gap <= e.tol*math.Max(1, p.Objective) }
 
 // ---- ADMM on the convex program of activation patterns (eq. convex_general) ----
 
 // ADMM solves the convex program of activation patterns by the paper's
-// Algorithm "ADMM" (solvers.ADMM): closed-form u-update for the squared loss.
+// Algorithm "ADMM". The u-update depends on the loss (Inner): the closed form
+// eq. (uupdate) for the squared loss (solvers.ADMM); for the hinge, BCE and
+// logistic losses the loss split out of the u-update with its prox per
+// sample (solvers.ADMMSplit, ρ adapted by residual balancing); or, for the
+// smooth losses, the paper's randomized block coordinate descent
+// (Algorithm RBCD, solvers.ADMMRBCD).
 type ADMM struct {
 	Rho   float64 // penalty ρ > 0; 0 means the solver's default
 	Gamma float64 // dual step γ_a > 0; 0 means γ_a = ρ (dual step γ_a/ρ = 1)
 	// Tol stops Iterate when the primal and dual residuals are below it
 	// (absolute and relative); 0 means the solver's default.
 	Tol float64
+	// Inner selects the u-update: "" (closed form for the squared loss,
+	// split otherwise), "closed-form", "split" or "rbcd".
+	Inner string
+	// Blocks is the number of blocks per RBCD step (0: the solver's default).
+	Blocks int
+	// Seed seeds RBCD's block selection.
+	Seed uint64
 }
 
 // method names ADMM with the parameters its state depends on (the scaled
 // duals depend on ρ), so a run is not resumed with other ones.
-func (a ADMM) method() string { return fmt.Sprintf("admm rho=%g gamma=%g", a.Rho, a.Gamma) }
+func (a ADMM) method() string {
+	m := fmt.Sprintf("admm rho=%g gamma=%g", a.Rho, a.Gamma)
+	if a.Inner != "" {
+		m += " inner=" + a.Inner
+	}
+	if a.Inner == "rbcd" {
+		m += fmt.Sprintf(" blocks=%d seed=%d", a.Blocks, a.Seed)
+	}
+	return m
+}
 
 func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
-	if a.Rho < 0 || a.Gamma < 0 || a.Tol < 0 {
-		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Gamma: %v, Tol: %v}: parameters must be positive (or 0 for the default)", a.Rho, a.Gamma, a.Tol)
+	if a.Rho < 0 || a.Gamma < 0 || a.Tol < 0 || a.Blocks < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Gamma) || math.IsNaN(a.Tol) {
+		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Gamma: %v, Tol: %v, Blocks: %d}: parameters must be positive (or 0 for the default)", a.Rho, a.Gamma, a.Tol, a.Blocks)
+	}
+	inner := a.Inner
+	if inner == "" {
+		inner = "split"
+		if p.loss == Squared {
+			inner = "closed-form"
+		}
+	}
+	switch inner {
+	case "closed-form":
+		if p.loss != Squared {
+			return nil, fmt.Errorf("cvx: ADMM{Inner: \"closed-form\"} is for the squared loss; the %s loss needs \"split\" or \"rbcd\"", p.loss)
+		}
+	case "split":
+	case "rbcd":
+		if p.loss == Hinge {
+			return nil, errors.New("cvx: ADMM{Inner: \"rbcd\"} needs a smooth loss; the hinge loss has no gradient: use Inner \"split\"")
+		}
+	default:
+		return nil, fmt.Errorf("cvx: ADMM{Inner: %q}: use \"closed-form\", \"split\" or \"rbcd\"", a.Inner)
+	}
+	if inner != "rbcd" && (a.Blocks != 0 || a.Seed != 0) {
+		return nil, errors.New("cvx: ADMM Blocks and Seed are options of Inner \"rbcd\"")
 	}
 	prog, err := p.Convex()
 	if err != nil {
 		return nil, err
 	}
-	var st *solvers.ADMMState
-	if saved != nil {
-		st = new(solvers.ADMMState)
-		if err := json.Unmarshal(saved, st); err != nil {
-			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
-		}
-	}
 	o := solvers.ADMMOptions{Rho: a.Rho, Gamma: a.Gamma}
 	if a.Tol > 0 {
 		o.AbsTol, o.RelTol = a.Tol, a.Tol
+	}
+	unmarshal := func(st any) error {
+		if err := json.Unmarshal(saved, st); err != nil {
+			return fmt.Errorf("solver state is corrupt (%v)", err)
+		}
+		return nil
+	}
+	switch inner {
+	case "split":
+		var st *solvers.SplitState
+		if saved != nil {
+			st = new(solvers.SplitState)
+			if err := unmarshal(st); err != nil {
+				return nil, err
+			}
+		}
+		solver, err := solvers.NewADMMSplit(prog, o, st)
+		if err != nil {
+			return nil, err
+		}
+		return &admmEngine{stepper: solver, prog: prog, weights: solver.Weights, converge: solver.Converged,
+			iterFn: func() int { return solver.State.Iter }, stateFn: func() any { return solver.State }}, nil
+	case "rbcd":
+		return openRBCD(a, prog, o, saved, unmarshal)
+	}
+	var st *solvers.ADMMState
+	if saved != nil {
+		st = new(solvers.ADMMState)
+		if err := unmarshal(st); err != nil {
+			return nil, err
+		}
 	}
 	solver, err := solvers.NewADMM(prog, o, st)
 	if err != nil {
 		return nil, err
 	}
-	return &admmEngine{a: solver, prog: prog}, nil
+	return &admmEngine{stepper: solver, prog: prog, weights: solver.Weights, converge: solver.Converged,
+		iterFn: func() int { return solver.State.Iter }, stateFn: func() any { return solver.State }}, nil
 }
 
+// admmEngine runs any ADMM variant: they share the step report.
 type admmEngine struct {
-	a    *solvers.ADMM
-	prog *solvers.Program
-	last solvers.ADMMStep
+	stepper  interface{ Step() solvers.ADMMStep }
+	prog     *solvers.Program
+	weights  func() solvers.Weights
+	converge func(solvers.ADMMStep) bool
+	iterFn   func() int
+	stateFn  func() any
+	last     solvers.ADMMStep
 }
 
 func (e *admmEngine) step() Point {
-	st := e.a.Step()
+	st := e.stepper.Step()
 	e.last = st
 	return Point{Iter: st.Iter, Objective: st.ConvexObjective, Nonconvex: st.NonconvexObjective, Gap: st.Gap,
 		PrimalResidual: st.PrimalResidual, DualResidual: st.DualResidual, Violation: st.Violation}
 }
-func (e *admmEngine) iter() int { return e.a.State.Iter }
+func (e *admmEngine) iter() int { return e.iterFn() }
 func (e *admmEngine) objective() float64 {
-	if v, err := e.prog.Objective(e.a.Weights()); err == nil {
+	if v, err := e.prog.Objective(e.weights()); err == nil {
 		return v
 	}
 	return math.NaN()
 }
-func (e *admmEngine) state() (any, error) { return e.a.State, nil }
+func (e *admmEngine) state() (any, error) { return e.stateFn(), nil }
 func (e *admmEngine) network() (*Network, error) {
-	wt := e.a.Weights()
+	wt := e.weights()
 	return e.prog.Recover(wt, recoverTol(wt))
 }
-func (e *admmEngine) converged(Point) bool { return e.a.Converged(e.last) }
+func (e *admmEngine) converged(Point) bool { return e.converge(e.last) }
 
 // recoverTol is the group norm at or below which a (v_i, w_i) group counts
 // as zero in weight recovery: 1e-8 of the largest group norm, about the

@@ -15,10 +15,15 @@ import (
 type Loss string
 
 // Losses. Squared is ℓ(ŷ, y) = ½‖ŷ − y‖² (a sum); Hinge is
-// (1/n) Σ_k max(0, 1 − y_k ŷ_k) (a mean).
+// (1/n) Σ_k max(0, 1 − y_k ŷ_k) (a mean); BCE is the paper's binary
+// cross-entropy for a tanh output (1/n) Σ_k (−2ŷ_k t_k + log(e^{2ŷ_k} + 1))
+// with t_k = (y_k + 1)/2 ∈ {0, 1}; Logistic is (1/n) Σ_k log(1 + e^{−y_k ŷ_k}).
+// Classification labels are always given as −1/+1.
 const (
-	Squared Loss = "squared"
-	Hinge   Loss = "hinge"
+	Squared  Loss = "squared"
+	Hinge    Loss = "hinge"
+	BCE      Loss = "bce"
+	Logistic Loss = "logistic"
 )
 
 // Problem is a two-layer ReLU training problem under construction. Builder
@@ -39,13 +44,14 @@ type Problem struct {
 	patterns    int
 	patternSeed uint64
 	exact       bool
+	classify    bool // labels −1/+1 (Classify), not regression targets
 	err         error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
 // labels y_k ∈ {−1, +1}. Defaults: squared loss, β = 1e-3, no bias.
 func Classify(x *mat.Dense, y []float64) *Problem {
-	p := &Problem{x: x, y: y, beta: 1e-3, loss: Squared}
+	p := &Problem{x: x, y: y, beta: 1e-3, loss: Squared, classify: true}
 	p.err = validateData(x, y, true)
 	return p
 }
@@ -91,7 +97,39 @@ func (p *Problem) Bias() *Problem { p.bias = true; return p }
 func (p *Problem) Squared() *Problem { p.loss = Squared; return p }
 
 // Hinge selects the hinge loss (1/n) Σ max(0, 1 − y_k ŷ_k).
-func (p *Problem) Hinge() *Problem { p.loss = Hinge; return p }
+func (p *Problem) Hinge() *Problem { return p.classLoss(Hinge) }
+
+// BCE selects the paper's binary cross-entropy loss for a tanh output
+// (section "Binary Cross-Entropy Loss", Table 4), a mean over the points; the
+// labels −1/+1 are used as t = (y + 1)/2 ∈ {0, 1}.
+func (p *Problem) BCE() *Problem { return p.classLoss(BCE) }
+
+// Logistic selects the logistic loss (1/n) Σ log(1 + e^{−y_k ŷ_k}).
+func (p *Problem) Logistic() *Problem { return p.classLoss(Logistic) }
+
+func (p *Problem) classLoss(l Loss) *Problem {
+	if p.err == nil && !p.classify {
+		p.err = fmt.Errorf("cvx: the %s loss is for classification: build the problem with Classify(X, y), labels −1/+1", l)
+	}
+	p.loss = l
+	return p
+}
+
+// Loss returns the problem's loss.
+func (p *Problem) Loss() Loss { return p.loss }
+
+// targets returns the labels in the form the solver's loss takes: t = (y+1)/2
+// for BCE, y otherwise.
+func (p *Problem) targets() []float64 {
+	if p.loss != BCE {
+		return p.y
+	}
+	t := make([]float64, len(p.y))
+	for k, v := range p.y {
+		t[k] = (v + 1) / 2
+	}
+	return t
+}
 
 // SamplePatterns selects the convex program of eq. (prac_clean) with P
 // distinct activation patterns D_h = diag(1[X a_h ≥ 0]), a_h ~ N(0, I),
@@ -140,7 +178,7 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog := &solvers.Program{X: x, Y: p.y, Loss: loss, Beta: p.beta, D: d, Bias: p.bias}
+	prog := &solvers.Program{X: x, Y: p.targets(), Loss: loss, Beta: p.beta, D: d, Bias: p.bias}
 	return prog, prog.Validate()
 }
 

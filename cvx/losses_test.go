@@ -1,0 +1,93 @@
+package cvx
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/convexnn/convexnn/data"
+)
+
+// lossCases are the loss/method pairs beyond the squared loss: each must
+// resume exactly and train a network that fits the disk.
+func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
+	x, y, err := data.Disk2D(50, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pat := func() *Problem { return Classify(x, y).Beta(1e-3).Bias().SamplePatterns(8, 3) }
+	return map[string]func() (*Problem, Method){
+		"hinge-split":    func() (*Problem, Method) { return pat().Hinge(), ADMM{} },
+		"bce-split":      func() (*Problem, Method) { return pat().BCE(), ADMM{} },
+		"logistic-split": func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
+		"bce-fista": func() (*Problem, Method) {
+			return Classify(x, y).Beta(1e-3).Bias().BCE().SampleNeurons(60, 2), FISTA{Tol: 1e-300}
+		},
+	}
+}
+
+func TestOtherLossesResumeExactly(t *testing.T) {
+	for name, mk := range lossCases(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+			p, m := mk()
+			whole := Start("whole", p, m)
+			whole.Quiet = true
+			if err := whole.Iterate(60); err != nil {
+				t.Fatal(err)
+			}
+			p, m = mk()
+			a := Start("part", p, m)
+			a.Quiet = true
+			if err := a.Iterate(23); err != nil {
+				t.Fatal(err)
+			}
+			p, m = mk()
+			b := Resume("part", p, m)
+			b.Quiet = true
+			if err := b.Iterate(37); err != nil {
+				t.Fatal(err)
+			}
+			if b.ResumedAt() != 23 || b.Iter() != 60 || b.Objective() != whole.Objective() {
+				t.Fatalf("resumed at %d, iteration %d, objective %v; whole run objective %v", b.ResumedAt(), b.Iter(), b.Objective(), whole.Objective())
+			}
+			net, err := b.Network()
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, y := p.Data()
+			acc, err := Accuracy(net, x, y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if acc < 0.8 {
+				t.Fatalf("training accuracy %.2f after 60 iterations", acc)
+			}
+		})
+	}
+}
+
+func TestLossMethodMismatchIsNamed(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	x, y, err := data.Disk2D(30, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p    *Problem
+		m    Method
+		want string
+	}{
+		{Classify(x, y).Hinge().SampleNeurons(10, 1), FISTA{}, "squared or BCE"},
+		{Classify(x, y).Logistic().SampleNeurons(10, 1), FISTA{}, "squared or BCE"},
+		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Inner: "rbcd"}, "smooth loss"},
+		{Classify(x, y).BCE().SamplePatterns(4, 1), ADMM{Inner: "closed-form"}, "squared loss"},
+		{Classify(x, y).SamplePatterns(4, 1), ADMM{Inner: "newton"}, `Inner: "newton"`},
+		{Classify(x, y).SamplePatterns(4, 1), ADMM{Blocks: 2}, "options of Inner"},
+		{Regress(x, y).BCE().SamplePatterns(4, 1), ADMM{}, "for classification"},
+	} {
+		r := Start("bad", c.p, c.m)
+		if r.Err() == nil || !strings.Contains(r.Err().Error(), c.want) {
+			t.Errorf("%s with %s: want an error with %q, got %v", c.p.Loss(), c.m.method(), c.want, r.Err())
+		}
+	}
+}
