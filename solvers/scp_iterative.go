@@ -164,6 +164,9 @@ type IterativeSCPOptions struct {
 	// uniform, so theorem SCP does not strictly apply to them.
 	GuidanceStop bool
 	Seed         uint64 // seed of all neuron sampling; the same seed gives the same run
+	// OnRound, when set, is called after each finished round (for a live
+	// display).
+	OnRound func(SCPRound)
 }
 
 // SCPRound records one round of IterativeSCP.
@@ -334,6 +337,9 @@ func IterativeSCP(ctx context.Context, x *mat.Dense, y []float64, beta float64, 
 		if stop != "" {
 			rec.Seconds = time.Since(start).Seconds()
 			res.Rounds = append(res.Rounds, rec)
+			if o.OnRound != nil {
+				o.OnRound(rec)
+			}
 			res.Certified = rec.Bound <= o.Psi
 			res.StopReason = stop
 			return res, nil
@@ -364,6 +370,9 @@ func IterativeSCP(ctx context.Context, x *mat.Dense, y []float64, beta float64, 
 		warm = &FISTAState{Alpha: pad, Prev: append([]float64(nil), pad...), T: 1, L: f.State.L, Obj: f.State.Obj}
 		rec.Seconds = time.Since(start).Seconds()
 		res.Rounds = append(res.Rounds, rec)
+		if o.OnRound != nil {
+			o.OnRound(rec)
+		}
 	}
 	res.StopReason = "max-rounds"
 	return res, nil
