@@ -91,3 +91,40 @@ func TestLossMethodMismatchIsNamed(t *testing.T) {
 		}
 	}
 }
+
+func TestSampleIterativelyCertifies(t *testing.T) {
+	x, y, err := data.Disk2D(40, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := SampleIteratively(Classify(x, y).Beta(1e-2).Bias(), Certify{N0: 20, N1: 400, Psi: 0.15, Xi: 0.05, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Certified || c.StopReason != "certified" || len(c.Rounds) == 0 {
+		t.Fatalf("not certified: %s, %d rounds", c.StopReason, len(c.Rounds))
+	}
+	last := c.Rounds[len(c.Rounds)-1]
+	if last.Bound > 0.15 || c.PaperBound(last) >= last.Bound {
+		t.Fatalf("bound %v, paper's bound %v", last.Bound, c.PaperBound(last))
+	}
+	net, err := c.Network()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acc, _ := Accuracy(net, x, y); acc < 0.8 {
+		t.Fatalf("certified network's training accuracy %.2f", acc)
+	}
+	if !strings.Contains(c.Table(), "paper&#39;s bound") && !strings.Contains(c.Table(), "paper's bound") {
+		t.Fatal("table lacks the paper's bound column")
+	}
+	if _, err := c.Figure(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SampleIteratively(Classify(x, y).Hinge(), Certify{N0: 5, N1: 10, Psi: 0.1, Xi: 0.1}); err == nil || !strings.Contains(err.Error(), "squared-loss") {
+		t.Fatalf("hinge loss: %v", err)
+	}
+	if _, err := SampleIteratively(Classify(x, y), Certify{N0: 5, N1: 10, Psi: 2, Xi: 0.1}); err == nil {
+		t.Fatal("ψ = 2 accepted")
+	}
+}
