@@ -121,6 +121,7 @@ var minCharts = map[string]int{
 	"01-admm-convergence.ipynb":          5,
 	"02-practical-convex-training.ipynb": 2,
 	"03-mammographic.ipynb":              2,
+	"04-scp.ipynb":                       3,
 	"datasets.ipynb":                     7,
 }
 
