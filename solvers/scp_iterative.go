@@ -207,7 +207,10 @@ type IterativeSCPResult struct {
 //     Z̄ = violators/N1, and the certificate Bound = Z̄ + sqrt(log(1/ξ)/(2N1))
 //     (HoeffdingBound; the paper prints it without the square root);
 //  5. stop if Bound ≤ ψ — then with probability ≥ 1 − ξ a further uniform
-//     neuron improves the training objective with probability ≤ ψ —, else add
+//     neuron improves the training objective with probability ≤ ψ; this
+//     confidence is per round: a run that stops at the first certified of
+//     R rounds holds it with probability ≥ 1 − Rξ (union bound; pass ξ/R
+//     for a run-wide 1 − ξ) —, else add
 //     the violating neurons (all N1 when AddAll) and repeat, up to MaxRounds
 //     solves.
 //
