@@ -17,7 +17,9 @@ func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
 	pat := func() *Problem { return Classify(x, y).Beta(1e-3).Bias().SamplePatterns(8, 3) }
 	return map[string]func() (*Problem, Method){
 		"hinge-split":    func() (*Problem, Method) { return pat().Hinge(), ADMM{} },
-		"bce-split":      func() (*Problem, Method) { return pat().BCE(), ADMM{} },
+		"bce-split":      func() (*Problem, Method) { return pat().BCE(), ADMM{Inner: "split"} },
+		"bce-rbcd":       func() (*Problem, Method) { return pat().BCE(), ADMM{} },
+		"logistic-rbcd":  func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "rbcd", Blocks: 2, Seed: 5} },
 		"logistic-split": func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
 		"bce-fista": func() (*Problem, Method) {
 			return Classify(x, y).Beta(1e-3).Bias().BCE().SampleNeurons(60, 2), FISTA{Tol: 1e-300}

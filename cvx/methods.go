@@ -95,11 +95,15 @@ type ADMM struct {
 	// Tol stops Iterate when the primal and dual residuals are below it
 	// (absolute and relative); 0 means the solver's default.
 	Tol float64
-	// Inner selects the u-update: "" (closed form for the squared loss,
-	// split otherwise), "closed-form", "split" or "rbcd".
+	// Inner selects the u-update: "closed-form", "split" or "rbcd"; ""
+	// chooses closed form for the squared loss, split for the hinge loss
+	// and RBCD for BCE and logistic (on MNIST 2 vs 8 at d = 100, n = 2000,
+	// RBCD reached a BCE loss 6× lower than the split in an eighth of the
+	// iterations: the split's single ρ balances the mean loss poorly).
 	Inner string
-	// Blocks is the number of blocks per RBCD step (0: the solver's default).
-	Blocks int
+	// Blocks is the number of blocks per RBCD step, InnerMax the cap on RBCD
+	// steps per ADMM iteration (0: the solver's defaults, 1 and 20 sweeps).
+	Blocks, InnerMax int
 	// Seed seeds RBCD's block selection.
 	Seed uint64
 }
@@ -112,20 +116,24 @@ func (a ADMM) method() string {
 		m += " inner=" + a.Inner
 	}
 	if a.Inner == "rbcd" {
-		m += fmt.Sprintf(" blocks=%d seed=%d", a.Blocks, a.Seed)
+		m += fmt.Sprintf(" blocks=%d inner-max=%d seed=%d", a.Blocks, a.InnerMax, a.Seed)
 	}
 	return m
 }
 
 func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
-	if a.Rho < 0 || a.Gamma < 0 || a.Tol < 0 || a.Blocks < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Gamma) || math.IsNaN(a.Tol) {
+	if a.Rho < 0 || a.Gamma < 0 || a.Tol < 0 || a.Blocks < 0 || a.InnerMax < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Gamma) || math.IsNaN(a.Tol) {
 		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Gamma: %v, Tol: %v, Blocks: %d}: parameters must be positive (or 0 for the default)", a.Rho, a.Gamma, a.Tol, a.Blocks)
 	}
 	inner := a.Inner
 	if inner == "" {
-		inner = "split"
-		if p.loss == Squared {
+		switch p.loss {
+		case Squared:
 			inner = "closed-form"
+		case Hinge:
+			inner = "split"
+		default:
+			inner = "rbcd"
 		}
 	}
 	switch inner {
@@ -141,8 +149,8 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 	default:
 		return nil, fmt.Errorf("cvx: ADMM{Inner: %q}: use \"closed-form\", \"split\" or \"rbcd\"", a.Inner)
 	}
-	if inner != "rbcd" && (a.Blocks != 0 || a.Seed != 0) {
-		return nil, errors.New("cvx: ADMM Blocks and Seed are options of Inner \"rbcd\"")
+	if inner != "rbcd" && (a.Blocks != 0 || a.InnerMax != 0 || a.Seed != 0) {
+		return nil, errors.New("cvx: ADMM Blocks, InnerMax and Seed are options of Inner \"rbcd\"")
 	}
 	prog, err := p.Convex()
 	if err != nil {

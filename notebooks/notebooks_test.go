@@ -122,6 +122,7 @@ var minCharts = map[string]int{
 	"02-practical-convex-training.ipynb": 2,
 	"03-mammographic.ipynb":              2,
 	"04-scp.ipynb":                       3,
+	"05-bce-rbcd.ipynb":                  2,
 	"datasets.ipynb":                     7,
 }
 

@@ -220,7 +220,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
 	rho := fs.Float64("rho", 0, "ADMM penalty ρ (0: default)")
-	inner := fs.String("inner", "", "ADMM u-update for non-squared losses: split or rbcd (default: split)")
+	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split or rbcd (default: closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
 	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]"
@@ -356,13 +356,17 @@ func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error))
 
 // solveADMM runs the ADMM variant for the program's loss: the closed-form
 // u-update for the squared loss (unless inner asks otherwise), the loss
-// split (inner "split", the default for the other losses) or Algorithm RBCD
-// (inner "rbcd", smooth losses).
+// split (inner "split", the default for the hinge loss) or Algorithm RBCD
+// (inner "rbcd", the default for BCE and logistic).
 func solveADMM(ctx context.Context, p *solvers.Program, o solvers.ADMMOptions, inner string) (wt solvers.Weights, used string, iters int, converged bool, err error) {
 	if inner == "" {
-		inner = "split"
-		if p.Loss == solvers.SquaredLoss {
+		switch p.Loss {
+		case solvers.SquaredLoss:
 			inner = "closed-form"
+		case solvers.HingeLoss:
+			inner = "split"
+		default:
+			inner = "rbcd"
 		}
 	}
 	switch inner {

@@ -144,7 +144,7 @@ func bceProblem(n, d int, loss string, seed uint64) string {
 
 // TestSolveADMMOtherLosses solves the hinge problem by the loss-split ADMM
 // against the interior-point method, and the BCE and logistic problems by
-// the loss-split ADMM; their duality is checked in the solvers package.
+// the loss-split ADMM and ADMM-RBCD, which must agree.
 func TestSolveADMMOtherLosses(t *testing.T) {
 	hinge := writeProblem(t, randomProblem(20, 2, "hinge", 2))
 	ipm := solveJSON(t, "-problem", hinge, "-solver", "ipm")
@@ -156,13 +156,25 @@ func TestSolveADMMOtherLosses(t *testing.T) {
 		t.Fatalf("hinge: ADMM %.10g, interior point %.10g (relative %.2e)", admm.Objective, ipm.Objective, rel)
 	}
 	for _, loss := range []string{"bce", "logistic"} {
-		r := solveJSON(t, "-problem", writeProblem(t, bceProblem(30, 3, loss, 4)), "-solver", "admm", "-max-iter", "50000", "-tol", "1e-9")
-		if r.Status != "optimal" || r.Inner != "split" || r.MaxViolation > 1e-6 {
-			t.Fatalf("%s: status %q inner %q violation %v", loss, r.Status, r.Inner, r.MaxViolation)
+		prob := writeProblem(t, bceProblem(30, 3, loss, 4))
+		split := solveJSON(t, "-problem", prob, "-solver", "admm", "-inner", "split", "-max-iter", "50000", "-tol", "1e-9")
+		rbcd := solveJSON(t, "-problem", prob, "-solver", "admm", "-max-iter", "50000", "-tol", "1e-9")
+		for _, r := range []resultJSON{split, rbcd} {
+			if r.Status != "optimal" || r.MaxViolation > 1e-6 {
+				t.Fatalf("%s, %s: status %q after %d iterations, violation %v", loss, r.Inner, r.Status, r.Iterations, r.MaxViolation)
+			}
+			if math.Abs(r.NonconvexObjective-r.Objective) > 1e-6*r.Objective {
+				t.Fatalf("%s, %s: l^{u,α} %v vs l^{v,w} %v", loss, r.Inner, r.NonconvexObjective, r.Objective)
+			}
 		}
-		if math.Abs(r.NonconvexObjective-r.Objective) > 1e-6*r.Objective {
-			t.Fatalf("%s: l^{u,α} %v vs l^{v,w} %v", loss, r.NonconvexObjective, r.Objective)
+		if split.Inner != "split" || rbcd.Inner != "rbcd" {
+			t.Fatalf("%s: inner %q and %q", loss, split.Inner, rbcd.Inner)
 		}
+		// Two different algorithms reach the same optimum.
+		if rel := math.Abs(split.Objective-rbcd.Objective) / rbcd.Objective; rel > 1e-5 {
+			t.Fatalf("%s: loss split %.10g, RBCD %.10g (relative %.2e)", loss, split.Objective, rbcd.Objective, rel)
+		}
+		t.Logf("%s: split %d iterations, RBCD %d iterations, objectives %.10g / %.10g", loss, split.Iterations, rbcd.Iterations, split.Objective, rbcd.Objective)
 	}
 }
 
