@@ -61,6 +61,14 @@ type Point struct {
 	Violation      float64 `json:"violation,omitempty"`       // ADMM: max constraint violation
 	Validation     float64 `json:"validation,omitempty"`      // optional validation metric
 	Seconds        float64 `json:"seconds"`                   // solver time since the run started, over all cells
+
+	// Back-propagation (Backprop): RobustObjective is the non-convex
+	// objective on the training data perturbed by the run's adversary (0
+	// without one); Accuracy and RobustAccuracy are the training accuracies
+	// on the clean and the perturbed data.
+	RobustObjective float64 `json:"robust_objective,omitempty"`
+	Accuracy        float64 `json:"accuracy,omitempty"`
+	RobustAccuracy  float64 `json:"robust_accuracy,omitempty"`
 }
 
 // ErrInterrupted is returned by Iterate when the cell was interrupted; the
