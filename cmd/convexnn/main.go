@@ -13,6 +13,9 @@
 //	    ("loss": squared, hinge, bce or logistic) and writes the solution, the
 //	    recovered network and its objectives; -solver scp samples N neurons and
 //	    trains the output layer (eq. SCP2, squared or bce).
+//	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
+//	    attacks the network of a solve result on the problem's data (FGSM or
+//	    PGD on its loss) and prints the clean and attacked accuracies as JSON.
 //	convexnn version
 package main
 
@@ -34,6 +37,7 @@ const usage = `usage:
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
   convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
+  convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
   convexnn version`
 
 func main() {
@@ -49,6 +53,8 @@ func main() {
 		err = notebooks(ctx, os.Args[2:])
 	case "solve":
 		err = solveCommand(ctx, os.Args[2:], os.Stdout)
+	case "attack":
+		err = attackCommand(ctx, os.Args[2:], os.Stdout)
 	case "data":
 		err = dataCommand(ctx, os.Args[2:], os.Stdout)
 	case "version":
