@@ -58,6 +58,9 @@ func showFigure(f *plots.Figure, err error) error {
 
 // convergenceFigure draws the run's objective and duality gap on a log scale.
 func (r *Run) convergenceFigure() (*plots.Figure, error) {
+	if _, ok := r.meth.(Backprop); ok {
+		return TrainingFigure(r)
+	}
 	obj := plots.Series{Name: "objective F(α)"}
 	gap := plots.Series{Name: "duality gap"}
 	for _, p := range thin(r.history, 1500) {

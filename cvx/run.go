@@ -283,9 +283,15 @@ func (r *Run) statusLine() string {
 		return fmt.Sprintf("run %q: no iterations yet", r.Name)
 	}
 	p := r.history[len(r.history)-1]
-	switch r.meth.(type) {
+	switch m := r.meth.(type) {
 	case ADMM:
 		return fmt.Sprintf("run %q: iteration %d, objective %.6g, |l^{u,α} − l^{v,w}| %.3g, residuals %.2g/%.2g, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.PrimalResidual, p.DualResidual, p.Seconds)
+	case Backprop:
+		line := fmt.Sprintf("run %q (%s): epoch %d, objective %.6g, training accuracy %.2f%%", r.Name, m.Name(), p.Iter, p.Objective, 100*p.Accuracy)
+		if m.Adversary != "" {
+			line += fmt.Sprintf(", robust objective %.6g, accuracy under %s %.2f%%", p.RobustObjective, m.Adversary, 100*p.RobustAccuracy)
+		}
+		return line + fmt.Sprintf(", %.2f s", p.Seconds)
 	}
 	return fmt.Sprintf("run %q: iteration %d, objective %.6g, duality gap %.3g, %d active neurons, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.Nonzeros, p.Seconds)
 }
