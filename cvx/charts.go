@@ -151,8 +151,10 @@ func gridFor(net *Network, x *mat.Dense, res int) (plots.Grid, error) {
 	return g, nil
 }
 
-// DecisionRegionsFigure draws the sign regions of f(x) with the points on top.
-func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
+// DecisionRegionsFigure draws the sign regions of f(x) with the points on top,
+// titled by title (default "Decision regions") and the number of active
+// neurons.
+func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64, title ...string) (*plots.Figure, error) {
 	pts, err := classPoints(x, y)
 	if err != nil {
 		return nil, err
@@ -161,13 +163,18 @@ func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figu
 	if err != nil {
 		return nil, err
 	}
-	return plots.Heatmap(plots.HeatmapOptions{Title: fmt.Sprintf("Decision regions (network output, %d active neurons)", net.Width()), XLabel: "x₁", YLabel: "x₂", Diverging: true}, g, pts...)
+	t := "Decision regions"
+	if len(title) > 0 {
+		t = title[0]
+	}
+	return plots.Heatmap(plots.HeatmapOptions{Title: fmt.Sprintf("%s (network output, %d active neurons)", t, net.Width()), XLabel: "x₁", YLabel: "x₂", Diverging: true}, g, pts...)
 }
 
 // DecisionRegions displays the network's output f(x) over the plane, its sign
-// giving the predicted class, with the labelled points on top.
-func DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
-	return showFigure(DecisionRegionsFigure(net, x, y))
+// giving the predicted class, with the labelled points on top and an
+// optional title.
+func DecisionRegions(net *Network, x *mat.Dense, y []float64, title ...string) error {
+	return showFigure(DecisionRegionsFigure(net, x, y, title...))
 }
 
 // SurfaceFigure draws f(x) over the plane as a 3-D surface.
