@@ -45,7 +45,14 @@ type Problem struct {
 	patternSeed uint64
 	exact       bool
 	classify    bool // labels −1/+1 (Classify), not regression targets
-	err         error
+	// Robust training (section "Convex Adversarial Training"): the radius ε
+	// and norm of the perturbation set (eps 0: the standard problem), and
+	// with robustP > 0 the patterns are sampled by Algorithm adv_train with
+	// P_a = robustP directions, S = robustS samples each and P_s = patterns.
+	eps              float64
+	norm             string
+	robustP, robustS int
+	err              error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -133,12 +140,15 @@ func (p *Problem) targets() []float64 {
 
 // SamplePatterns selects the convex program of eq. (prac_clean) with P
 // distinct activation patterns D_h = diag(1[X a_h ≥ 0]), a_h ~ N(0, I),
-// drawn with the seed (on X with its bias column, when Bias is set).
+// drawn with the seed (on X with its bias column, when Bias is set). It
+// serves robust problems too (the clean patterns); RobustPatterns samples
+// them by Algorithm adv_train instead.
 func (p *Problem) SamplePatterns(P int, seed uint64) *Problem {
 	if p.err == nil && P < 1 {
 		p.err = fmt.Errorf("cvx: SamplePatterns(%d): need at least one pattern", P)
 	}
 	p.patterns, p.patternSeed, p.exact = P, seed, false
+	p.robustP, p.robustS = 0, 0
 	return p
 }
 
@@ -146,12 +156,15 @@ func (p *Problem) SamplePatterns(P int, seed uint64) *Problem {
 // with every activation pattern of the data (small problems only).
 func (p *Problem) ExactPatterns() *Problem {
 	p.exact, p.patterns = true, 0
+	p.robustP, p.robustS = 0, 0
 	return p
 }
 
 // Convex builds the convex program: X with the bias column when asked, the
-// loss, β and the activation patterns. Sampling that finds fewer distinct
-// patterns than asked proceeds with those found and says so.
+// loss, β and the activation patterns (sampled by Algorithm adv_train after
+// RobustPatterns). Sampling that finds fewer distinct patterns than asked
+// proceeds with those found and says so. The program does not hold the
+// perturbation set of a robust problem: see Perturbation.
 func (p *Problem) Convex() (*solvers.Program, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -166,7 +179,11 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	case p.exact:
 		d, err = solvers.ExactPatterns(x, 0)
 	case p.patterns > 0:
-		d, err = solvers.SamplePatterns(x, p.patterns, p.patternSeed, 0)
+		if p.robustP > 0 {
+			d, err = p.robustPatterns()
+		} else {
+			d, err = solvers.SamplePatterns(x, p.patterns, p.patternSeed, 0)
+		}
 		var few *solvers.FewPatternsError
 		if errors.As(err, &few) {
 			note(fmt.Sprintf("cvx: note: %v; using the %d found", err, len(d)))
@@ -231,6 +248,12 @@ type Summary struct {
 	Patterns    int    `json:",omitempty"`
 	PatternSeed uint64 `json:",omitempty"`
 	Exact       bool   `json:",omitempty"`
+	// Robust training: the radius ε and norm, and the P_a and S of
+	// Algorithm adv_train's sampling (Patterns is its P_s).
+	Eps     float64 `json:",omitempty"`
+	Norm    string  `json:",omitempty"`
+	RobustP int     `json:",omitempty"`
+	RobustS int     `json:",omitempty"`
 }
 
 func (s Summary) String() string {
@@ -238,20 +261,32 @@ func (s Summary) String() string {
 	switch {
 	case s.Exact:
 		out += " patterns=all"
+	case s.Patterns > 0 && s.RobustP > 0:
+		out += fmt.Sprintf(" patterns=%d (adv_train P_a=%d S=%d) seed=%d", s.Patterns, s.RobustP, s.RobustS, s.PatternSeed)
 	case s.Patterns > 0:
 		out += fmt.Sprintf(" patterns=%d seed=%d", s.Patterns, s.PatternSeed)
 	default:
 		out += fmt.Sprintf(" neurons=%d seed=%d", s.Neurons, s.Seed)
+	}
+	if s.Eps > 0 {
+		out += fmt.Sprintf(" robust ε=%g ℓ_%s", s.Eps, s.Norm)
 	}
 	return out
 }
 
 func (p *Problem) summary() Summary {
 	n, d := p.x.Dims()
-	return Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact}
+	s := Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact,
+		RobustP: p.robustP, RobustS: p.robustS}
+	if p.robust() {
+		s.Eps, s.Norm = p.eps, p.Perturbation().Norm
+	}
+	return s
 }
 
-// fingerprint hashes everything a saved state depends on.
+// fingerprint hashes everything a saved state depends on. The robust part
+// (ε, norm, Algorithm adv_train's P_a and S) is hashed only when set, so
+// standard problems keep the fingerprints of earlier versions.
 func (p *Problem) fingerprint(method string) string {
 	h := sha256.New()
 	var b [8]byte
@@ -259,6 +294,10 @@ func (p *Problem) fingerprint(method string) string {
 	n, d := p.x.Dims()
 	fmt.Fprintf(h, "%s|%s|%d|%d|%v|%d|%d|%d|%d|%v|", method, p.loss, n, d, p.bias, p.neurons, p.seed, p.patterns, p.patternSeed, p.exact)
 	put(p.beta)
+	if p.robust() || p.robustP > 0 {
+		fmt.Fprintf(h, "robust|%s|%d|%d|", p.Perturbation().Norm, p.robustP, p.robustS)
+		put(p.eps)
+	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {
 			put(p.x.At(i, j))

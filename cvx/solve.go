@@ -24,24 +24,42 @@ type IPM struct {
 	MaxIter int     // 0 means the solver's default
 }
 
-// Solution is a convex program solved in one call.
+// Solution is a convex program solved in one call. For a robust problem
+// (Perturbation.Eps > 0) Objective is the robust objective
+// (solvers.RobustObjective: eq. hinge_adv_D for the hinge loss, eq. SOCP3 for
+// the squared loss), Violation that of the robust constraints
+// eq. (robust_constraint) (solvers.RobustViolation), Clean the standard
+// objective l^{v,w} at the same weights and Nonconvex the clean l^{u,α}.
 type Solution struct {
-	Status     string
-	Objective  float64 // l^{v,w}
-	Nonconvex  float64 // l^{u,α} of the recovered network
-	Violation  float64 // max constraint violation
-	Iterations int
-	Seconds    float64
-	Weights    solvers.Weights
-	Network    *Network
-	Program    *solvers.Program
+	Status    string
+	Objective float64 // l^{v,w}; the robust objective for a robust problem
+	Nonconvex float64 // l^{u,α} of the recovered network (on the clean data)
+	Violation float64 // max constraint violation (robust constraints for a robust problem)
+	// Clean is l^{v,w} on the clean data (ε = 0) at the solution; it equals
+	// Objective for a standard problem.
+	Clean float64
+	// Perturbation is the problem's perturbation set; Eps is 0 for a
+	// standard problem.
+	Perturbation solvers.Perturbation
+	Iterations   int
+	Seconds      float64
+	Weights      solvers.Weights
+	Network      *Network
+	Program      *solvers.Program
 }
 
-// Solve solves the problem's convex program with the interior-point method.
+// Solve solves the problem's convex program with the interior-point method:
+// for a robust problem (Robust with ε > 0) the robust program of section
+// "Convex Adversarial Training" by solvers.SolveRobustIPM (hinge and squared
+// losses, dense: small problems only), otherwise eq. (convex_general) (or
+// eq. prac_clean with sampled patterns) by solvers.SolveIPM.
 func Solve(p *Problem, m IPM) (*Solution, error) {
 	prog, err := p.Convex()
 	if err != nil {
 		return nil, err
+	}
+	if p.robust() {
+		return solveRobust(prog, p.Perturbation(), m)
 	}
 	return SolveProgram(prog, m)
 }
@@ -54,7 +72,7 @@ func SolveProgram(prog *solvers.Program, m IPM) (*Solution, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog}
+	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Clean: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog, Perturbation: solvers.Perturbation{Norm: "inf"}}
 	if s.Violation, err = prog.Violation(res.Weights); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,141 @@
+package cvx
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+)
+
+// Convex adversarial training, section "Convex Adversarial Training" of the
+// paper: a Problem with Robust(ε) is the robust convex program
+// eq. (rob_gen_cvx_s) on its activation patterns,
+//
+//	min_{v,w} max_{‖δ_k‖ ≤ ε} ℓ(Σ_i D_i (X + Δ)(v_i − w_i), y) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)
+//	s.t. (2D_i − I) X v_i ≥ ε‖v_i^f‖_*,  (2D_i − I) X w_i ≥ ε‖w_i^f‖_*   (eq. robust_constraint),
+//
+// with ‖·‖_* the dual norm of the perturbation's norm and v^f the weights of
+// the raw features (the bias input 1 is not perturbed). For the hinge loss
+// this is eq. (hinge_adv_D) (eq. hinge_adv_D_lp for the ℓ₂ and ℓ₁ balls),
+// for the squared loss eq. (SOCP3). Its patterns come from SamplePatterns,
+// ExactPatterns or, as in Algorithm "practical convex adversarial training"
+// (alg. adv_train), RobustPatterns.
+
+// Robust makes the problem the robust (adversarial) training problem for
+// perturbations ‖δ_k‖ ≤ eps of every data point, in the norm given: "inf"
+// (the paper's box ‖δ_k‖_∞ ≤ ε, the default), "2" or "1". eps = 0 is the
+// standard problem. A negative, NaN or infinite eps, an unknown norm or more
+// than one norm is an error.
+func (p *Problem) Robust(eps float64, norm ...string) *Problem {
+	nm := "inf"
+	switch len(norm) {
+	case 0:
+	case 1:
+		if norm[0] != "" {
+			nm = norm[0]
+		}
+	default:
+		if p.err == nil {
+			p.err = fmt.Errorf("cvx: Robust(%v, %q): give one norm at most (\"inf\", \"2\" or \"1\")", eps, norm)
+		}
+	}
+	if p.err == nil {
+		if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 {
+			p.err = fmt.Errorf("cvx: Robust(%v): the perturbation radius ε must be ≥ 0 and finite", eps)
+		} else if err := (solvers.Perturbation{Eps: eps, Norm: nm}).Validate(); err != nil {
+			p.err = fmt.Errorf("cvx: Robust(%v, %q): unknown norm; use \"inf\", \"2\" or \"1\"", eps, nm)
+		}
+	}
+	p.eps, p.norm = eps, nm
+	return p
+}
+
+// RobustPatterns selects the convex program with the activation patterns of
+// step 1 of Algorithm "practical convex adversarial training"
+// (alg. adv_train): P random directions a_h ~ N(0, I), and for each the
+// clean pattern D_h1 = diag(1[X a_h ≥ 0]) and S − 1 perturbed ones
+// D_hj = diag(1[(X + Δ_hj) a_h ≥ 0]), Δ_hj with every row a random extreme
+// point of the problem's perturbation ball (a vertex ε sgn(R) of the box for
+// "inf"), keeping distinct patterns until target of them are found
+// (solvers.SampleRobustPatterns, with seed; with a bias, on X with its bias
+// column, which is not perturbed). It needs P·S ≥ target. With ε = 0 it gives
+// SamplePatterns' patterns for the same seed.
+func (p *Problem) RobustPatterns(P, S, target int, seed uint64) *Problem {
+	if p.err == nil {
+		switch {
+		case P < 1 || S < 1 || target < 1:
+			p.err = fmt.Errorf("cvx: RobustPatterns(%d, %d, %d): P (directions), S (samples per direction) and target (patterns) must be ≥ 1", P, S, target)
+		case P <= math.MaxInt/S && P*S < target:
+			p.err = fmt.Errorf("cvx: RobustPatterns(%d, %d, %d): P·S = %d draws cannot give %d patterns; Algorithm adv_train needs P·S ≥ target", P, S, target, P*S, target)
+		}
+	}
+	p.exact = false
+	p.patterns, p.patternSeed = target, seed
+	p.robustP, p.robustS = P, S
+	return p
+}
+
+// Perturbation returns the problem's perturbation set (ε = 0 for a standard
+// problem).
+func (p *Problem) Perturbation() solvers.Perturbation {
+	nm := p.norm
+	if nm == "" {
+		nm = "inf"
+	}
+	return solvers.Perturbation{Eps: p.eps, Norm: nm}
+}
+
+// robust reports whether the problem is a robust one, ε > 0.
+func (p *Problem) robust() bool { return p.eps > 0 }
+
+// refuseRobust is the refusal of the iterative methods (ADMM, FISTA) for a
+// robust problem, which only the interior-point method solves so far; their
+// open methods call it.
+func (p *Problem) refuseRobust(method string) error {
+	if p.robust() {
+		return fmt.Errorf("cvx: %s: robust programs (Robust(%g, %q)) are solved by IPM for now: use cvx.Solve(problem, cvx.IPM{})", method, p.eps, p.Perturbation().Norm)
+	}
+	return nil
+}
+
+// robustPatterns draws the patterns of RobustPatterns on the design matrix x
+// (with its bias column when the problem has one).
+func (p *Problem) robustPatterns() (solvers.Patterns, error) {
+	return solvers.SampleRobustPatterns(p.design(), p.bias, p.robustP, p.robustS, p.Perturbation(), p.patterns, p.patternSeed, 0)
+}
+
+// solveRobust solves the robust program prog for the perturbation pert with
+// solvers.SolveRobustIPM: the hinge loss by eq. (hinge_adv_D) /
+// (hinge_adv_D_lp), the squared loss by eq. (SOCP3). The Solution's
+// Objective is the robust objective (solvers.RobustObjective), Violation the
+// largest violation of the robust constraints eq. (robust_constraint)
+// (solvers.RobustViolation), Clean the standard objective l^{v,w} at the
+// same weights and Nonconvex the clean nonconvex objective l^{u,α} of the
+// recovered network.
+func solveRobust(prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solution, error) {
+	t0 := time.Now()
+	res, err := solvers.SolveRobustIPM(context.Background(), prog, pert, solvers.IPMOptions{Tol: m.Tol, MaxIter: m.MaxIter})
+	if err != nil {
+		return nil, fmt.Errorf("cvx: robust interior-point method (%v): %w", pert, err)
+	}
+	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog, Perturbation: pert}
+	if s.Violation, err = solvers.RobustViolation(prog, res.Weights, pert); err != nil {
+		return nil, err
+	}
+	if s.Clean, err = prog.Objective(res.Weights); err != nil {
+		return nil, err
+	}
+	if s.Network, err = prog.Recover(res.Weights, recoverTol(res.Weights)); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
+		return nil, err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	if s.Status != "optimal" {
+		return s, fmt.Errorf("cvx: robust interior-point method ended %s (robust objective %.8g, %v)", s.Status, s.Objective, pert)
+	}
+	return s, nil
+}

@@ -1,0 +1,203 @@
+package cvx
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/solvers"
+)
+
+// TestRobustSolveToy2D solves the robust hinge program eq. (hinge_adv_D) on
+// Toy2D with the box of radius 0.08 by the interior-point method, with the
+// patterns of Algorithm adv_train and with SamplePatterns, and checks it
+// against the standard program on the same patterns: the robust optimum is
+// at least the standard one, the robust constraints eq. (robust_constraint)
+// hold to the solver's accuracy, and the recovered network certifies every
+// training point (no activation changes in the box), which the standard
+// solution does not.
+func TestRobustSolveToy2D(t *testing.T) {
+	const eps = 0.08
+	x, y := data.Toy2D(1)
+	for _, c := range []struct {
+		name  string
+		build func(*Problem) *Problem
+	}{
+		{"adv_train", func(p *Problem) *Problem { return p.RobustPatterns(6, 4, 12, 3) }},
+		{"sample", func(p *Problem) *Problem { return p.SamplePatterns(12, 3) }},
+	} {
+		rob := c.build(Classify(x, y).Hinge().Bias().Beta(1e-3).Robust(eps))
+		rs, err := Solve(rob, IPM{})
+		if err != nil {
+			t.Fatalf("%s: robust: %v", c.name, err)
+		}
+		if rs.Perturbation != (solvers.Perturbation{Eps: eps, Norm: "inf"}) || rs.Status != "optimal" {
+			t.Fatalf("%s: status %s, perturbation %+v", c.name, rs.Status, rs.Perturbation)
+		}
+		// The standard program on the same patterns.
+		ss, err := SolveProgram(rs.Program, IPM{})
+		if err != nil {
+			t.Fatalf("%s: standard: %v", c.name, err)
+		}
+		want, err := solvers.RobustObjective(rs.Program, rs.Weights, rs.Perturbation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs.Objective != want || rs.Objective < ss.Objective-1e-7 || rs.Clean > rs.Objective+1e-12 || rs.Clean < ss.Objective-1e-7 {
+			t.Fatalf("%s: robust objective %v (RobustObjective %v, clean %v), standard optimum %v", c.name, rs.Objective, want, rs.Clean, ss.Objective)
+		}
+		if rs.Violation > 1e-8 {
+			t.Fatalf("%s: robust constraint violation %v", c.name, rs.Violation)
+		}
+		cert, margins, err := Certified(rs.Network, x, eps, "inf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdCert, _, err := Certified(ss.Network, x, eps, "inf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, nstd, minM := 0, 0, math.Inf(1)
+		for k := range cert {
+			if cert[k] {
+				nc++
+			}
+			if stdCert[k] {
+				nstd++
+			}
+			minM = math.Min(minM, margins[k])
+		}
+		t.Logf("%s: %d patterns; robust %.8g (clean %.8g, violation %.2e, %d iterations, %.3fs), standard %.8g; certified %d/%d (standard solution %d), min margin %.3g",
+			c.name, len(rs.Program.D), rs.Objective, rs.Clean, rs.Violation, rs.Iterations, rs.Seconds, ss.Objective, nc, len(cert), nstd, minM)
+		if nc != len(cert) {
+			t.Fatalf("%s: %d of %d points certified (min margin %v) although the robust constraints hold to %v", c.name, nc, len(cert), minM, rs.Violation)
+		}
+		if nstd == len(cert) {
+			t.Fatalf("%s: the standard solution certifies every point too: the test shows nothing", c.name)
+		}
+	}
+}
+
+// TestRobustSquaredL2 solves the robust squared-loss program eq. (SOCP3) for
+// an ℓ₂ ball on a regression problem.
+func TestRobustSquaredL2(t *testing.T) {
+	x, y, err := data.Disk2D(20, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rob := Regress(x, y).Bias().Beta(1e-2).SamplePatterns(6, 1).Robust(0.05, "2")
+	rs, err := Solve(rob, IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := Solve(Regress(x, y).Bias().Beta(1e-2).SamplePatterns(6, 1), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("squared, ℓ₂ ε = 0.05: robust %.8g (clean %.8g, violation %.2e), standard %.8g", rs.Objective, rs.Clean, rs.Violation, ss.Objective)
+	if rs.Objective < ss.Objective-1e-7 || rs.Violation > 1e-8 || rs.Perturbation.Norm != "2" {
+		t.Fatalf("robust %v < standard %v or violation %v, norm %q", rs.Objective, ss.Objective, rs.Violation, rs.Perturbation.Norm)
+	}
+	if ss.Perturbation.Eps != 0 || ss.Clean != ss.Objective {
+		t.Fatalf("standard solution: perturbation %+v, clean %v vs %v", ss.Perturbation, ss.Clean, ss.Objective)
+	}
+}
+
+// TestRobustProblemBuilder checks the builder's errors, the summary and the
+// fingerprint, and that Algorithm adv_train's sampling with ε = 0 gives
+// SamplePatterns' patterns.
+func TestRobustProblemBuilder(t *testing.T) {
+	x, y := data.Toy2D(2)
+	base := func() *Problem { return Classify(x, y).Hinge().Bias().SamplePatterns(8, 1) }
+	for _, c := range []struct {
+		p    *Problem
+		want string
+	}{
+		{base().Robust(-0.1), "radius ε"},
+		{base().Robust(math.NaN()), "radius ε"},
+		{base().Robust(math.Inf(1)), "radius ε"},
+		{base().Robust(0.1, "3"), "unknown norm"},
+		{base().Robust(0.1, "2", "1"), "one norm at most"},
+		{base().RobustPatterns(2, 3, 7, 1), "P·S = 6"},
+		{base().RobustPatterns(0, 3, 2, 1), "must be ≥ 1"},
+	} {
+		if err := c.p.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error with %q, got %v", c.want, err)
+		}
+		if _, err := Solve(c.p, IPM{}); err == nil {
+			t.Errorf("Solve accepted a problem with error %v", c.p.Err())
+		}
+	}
+	if pt := base().Perturbation(); pt != (solvers.Perturbation{Norm: "inf"}) {
+		t.Fatalf("standard problem's perturbation %+v", pt)
+	}
+	if pt := base().Robust(0.2, "1").Perturbation(); pt != (solvers.Perturbation{Eps: 0.2, Norm: "1"}) {
+		t.Fatalf("perturbation %+v", pt)
+	}
+
+	std, r1, r2, rn := base(), base().Robust(0.1), base().Robust(0.2), base().Robust(0.1, "2")
+	adv := base().Robust(0.1).RobustPatterns(4, 2, 8, 1)
+	if base().Robust(0).fingerprint("ipm") != std.fingerprint("ipm") {
+		t.Fatal("Robust(0) changed the fingerprint of the standard problem")
+	}
+	seen := map[string]string{}
+	for name, p := range map[string]*Problem{"std": std, "eps 0.1": r1, "eps 0.2": r2, "l2": rn, "adv_train": adv} {
+		f := p.fingerprint("ipm")
+		if other, ok := seen[f]; ok {
+			t.Fatalf("%s and %s have the same fingerprint", name, other)
+		}
+		seen[f] = name
+	}
+	if s := r1.summary().String(); !strings.Contains(s, "robust ε=0.1 ℓ_inf") {
+		t.Fatalf("summary %q", s)
+	}
+	if s := adv.summary().String(); !strings.Contains(s, "adv_train P_a=4 S=2") || !strings.Contains(s, "ε=0.1") {
+		t.Fatalf("summary %q", s)
+	}
+	if s := std.summary().String(); strings.Contains(s, "robust") {
+		t.Fatalf("standard summary %q", s)
+	}
+	if r1.summary() == r2.summary() {
+		t.Fatal("summaries of ε = 0.1 and 0.2 agree")
+	}
+
+	// ε = 0: Algorithm adv_train's patterns are SamplePatterns' (in P_a draws).
+	a, err := Classify(x, y).Bias().RobustPatterns(20, 3, 8, 5).Convex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Classify(x, y).Bias().SamplePatterns(8, 5).Convex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.D) != len(b.D) {
+		t.Fatalf("%d and %d patterns", len(a.D), len(b.D))
+	}
+	for i := range a.D {
+		for k := range a.D[i] {
+			if a.D[i][k] != b.D[i][k] {
+				t.Fatalf("pattern %d differs at point %d", i, k)
+			}
+		}
+	}
+	// ε > 0 finds patterns the clean sampling does not: more than its P_a.
+	c, err := Classify(x, y).Bias().Robust(0.1).RobustPatterns(3, 10, 8, 5).Convex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.D) <= 3 {
+		t.Fatalf("adv_train found %d patterns from 3 directions", len(c.D))
+	}
+
+	// Iterative methods refuse robust problems; the robust IPM refuses BCE.
+	if err := r1.refuseRobust("ADMM"); err == nil || !strings.Contains(err.Error(), "robust programs") || !strings.Contains(err.Error(), "IPM") {
+		t.Fatalf("refuseRobust: %v", err)
+	}
+	if err := std.refuseRobust("ADMM"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Solve(Classify(x, y).BCE().SamplePatterns(4, 1).Robust(0.1), IPM{}); err == nil || !strings.Contains(err.Error(), "hinge") {
+		t.Fatalf("robust BCE: %v", err)
+	}
+}
