@@ -412,46 +412,48 @@ func (a *ADMM) Step() ADMMStep {
 // objectives returns l^{v,w}, l^{u,α} of the recovered network and the
 // largest cone-constraint violation at the current v, from one product X v.
 func (a *ADMM) objectives() (convex, nonconvex, viol float64) {
-	n, np := a.n, a.np
 	t0 := admmNow()
 	a.xRows(a.xu, a.State.V)
 	a.prof.prodSec += admmNow() - t0
-	yc, yn := a.yc, a.yn
+	return admmObjectives(a.Program, a.xu, a.sys.dm, a.sg, a.vNorm, a.yc, a.yn, a.n, a.np)
+}
+
+// admmObjectives returns the objectives l^{v,w} and l^{u,α} (of the network
+// recovered from v) and the largest cone violation max_{j,k} −(2d_ik − 1)(X v_j)_k,
+// from the rows xv (2P×n) = (X v_j)ᵀ, the masks dm and signs sg (P×n:
+// d_ik and 2d_ik − 1), and the group norms ‖v_j‖ (a zero group contributes
+// nothing). yc and yn (n) are scratch: Σ_i D_i X(v_i − w_i) and
+// Σ_i (X v_i)_+ − (X w_i)_+.
+func admmObjectives(p *Program, xv, dm, sg, vNorm, yc, yn []float64, n, np int) (convex, nonconvex, viol float64) {
 	for k := range yc {
 		yc[k], yn[k] = 0, 0
 	}
 	for j := 0; j < 2*np; j++ {
+		if vNorm[j] == 0 {
+			continue // X v_j = 0 exactly: no contribution, no violation
+		}
 		i := j % np
-		xv, msk, sg := a.xu[j*n:(j+1)*n], a.sys.dm[i*n:(i+1)*n], a.sg[i*n:(i+1)*n]
+		row, msk, sgn := xv[j*n:(j+1)*n], dm[i*n:(i+1)*n], sg[i*n:(i+1)*n]
 		sign := 1.0
 		if j >= np {
 			sign = -1
 		}
-		if a.vNorm[j] == 0 {
-			continue // X v_j = 0 exactly: no contribution, no violation
-		}
-		for k, v := range xv {
+		for k, v := range row {
 			yc[k] += sign * msk[k] * v
 			if v > 0 {
 				yn[k] += sign * v
 			}
-			if w := -sg[k] * v; w > viol {
+			if w := -sgn[k] * v; w > viol {
 				viol = w
 			}
 		}
 	}
 	var reg float64
-	for _, v := range a.vNorm {
+	for _, v := range vNorm {
 		reg += v
 	}
-	reg *= a.Program.Beta
-	var lc, ln float64
-	for k, y := range a.Program.Y {
-		dc, dn := yc[k]-y, yn[k]-y
-		lc += dc * dc
-		ln += dn * dn
-	}
-	return lc/2 + reg, ln/2 + reg, viol
+	reg *= p.Beta
+	return p.Loss.Value(yc, p.Y) + reg, p.Loss.Value(yn, p.Y) + reg, viol
 }
 
 // admmMul sets t_k ← t_k m_k.
@@ -492,21 +494,29 @@ func SolveADMM(ctx context.Context, p *Program, o ADMMOptions, st *ADMMState, on
 	if err != nil {
 		return nil, nil, err
 	}
-	var hist []ADMMStep
-	for len(hist) < a.Options.MaxIter {
+	hist, err := admmLoop(ctx, a.Options.MaxIter, a.Step, a.Converged, onStep)
+	return a, hist, err
+}
+
+// admmLoop takes up to maxIter steps, stopping after a converged step or one
+// onStep (if not nil) rejects, or with ctx's error when ctx is done; it
+// returns the steps taken.
+func admmLoop[S any](ctx context.Context, maxIter int, step func() S, converged, onStep func(S) bool) ([]S, error) {
+	var hist []S
+	for len(hist) < maxIter {
 		if err := ctx.Err(); err != nil {
-			return a, hist, err
+			return hist, err
 		}
-		s := a.Step()
+		s := step()
 		hist = append(hist, s)
 		if onStep != nil && !onStep(s) {
 			break
 		}
-		if a.Converged(s) {
+		if converged(s) {
 			break
 		}
 	}
-	return a, hist, nil
+	return hist, nil
 }
 
 // groupShrink sets v = prox_{thr‖·‖₂}(u + λ) = (1 − thr/‖u + λ‖₂)_+ (u + λ),

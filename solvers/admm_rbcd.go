@@ -867,39 +867,8 @@ func (a *ADMMRBCD) Step() RBCDStep {
 // largest cone violation at the current v, from one product X v. It
 // overwrites a.xu.
 func (a *ADMMRBCD) objectives() (convex, nonconvex, viol float64) {
-	n, np := a.n, a.np
 	a.xRows(a.State.V)
-	yc, yn := a.yc, a.yn
-	for k := range yc {
-		yc[k], yn[k] = 0, 0
-	}
-	for j := 0; j < 2*np; j++ {
-		if a.vNorm[j] == 0 {
-			continue // X v_j = 0 exactly
-		}
-		i := j % np
-		xv, msk, sg := a.xu[j*n:(j+1)*n], a.dm[i*n:(i+1)*n], a.sg[i*n:(i+1)*n]
-		sign := 1.0
-		if j >= np {
-			sign = -1
-		}
-		for k, v := range xv {
-			yc[k] += sign * msk[k] * v
-			if v > 0 {
-				yn[k] += sign * v
-			}
-			if w := -sg[k] * v; w > viol {
-				viol = w
-			}
-		}
-	}
-	var reg float64
-	for _, v := range a.vNorm {
-		reg += v
-	}
-	reg *= a.Program.Beta
-	p := a.Program
-	return p.Loss.Value(yc, p.Y) + reg, p.Loss.Value(yn, p.Y) + reg, viol
+	return admmObjectives(a.Program, a.xu, a.dm, a.sg, a.vNorm, a.yc, a.yn, a.n, a.np)
 }
 
 // SetupSeconds returns the wall time NewADMMRBCD spent after validation:
@@ -939,19 +908,6 @@ func SolveADMMRBCD(ctx context.Context, p *Program, o RBCDOptions, st *RBCDState
 	if err != nil {
 		return nil, nil, err
 	}
-	var hist []RBCDStep
-	for len(hist) < a.Options.MaxIter {
-		if err := ctx.Err(); err != nil {
-			return a, hist, err
-		}
-		s := a.Step()
-		hist = append(hist, s)
-		if onStep != nil && !onStep(s) {
-			break
-		}
-		if a.Converged(s) {
-			break
-		}
-	}
-	return a, hist, nil
+	hist, err := admmLoop(ctx, a.Options.MaxIter, a.Step, a.Converged, onStep)
+	return a, hist, err
 }

@@ -206,21 +206,8 @@ func SolveADMMSplit(ctx context.Context, p *Program, o ADMMOptions, st *SplitSta
 	if maxIter == 0 {
 		maxIter = 1000
 	}
-	var hist []ADMMStep
-	for len(hist) < maxIter {
-		if err := ctx.Err(); err != nil {
-			return a, hist, err
-		}
-		s := a.Step()
-		hist = append(hist, s)
-		if onStep != nil && !onStep(s) {
-			break
-		}
-		if a.Converged(s) {
-			break
-		}
-	}
-	return a, hist, nil
+	hist, err := admmLoop(ctx, maxIter, a.Step, a.Converged, onStep)
+	return a, hist, err
 }
 
 // SolveADMMHinge is SolveADMMSplit for a program with the hinge loss, with
@@ -560,38 +547,8 @@ func (h *admmHinge) adapt(s ADMMStep) {
 // objectives returns the objectives l^{v,w} and l^{u,α} of the
 // recovered network and the largest cone violation at the current v.
 func (h *admmHinge) objectives() (convex, nonconvex, viol float64) {
-	n, np := h.n, h.np
 	h.xRows(h.v)
-	yc, yn := h.yc, h.yn
-	for k := range yc {
-		yc[k], yn[k] = 0, 0
-	}
-	for j := 0; j < 2*np; j++ {
-		if h.vNorm[j] == 0 {
-			continue
-		}
-		i := j % np
-		xv, msk, sg := h.xu[j*n:(j+1)*n], h.sys.dm[i*n:(i+1)*n], h.sg[i*n:(i+1)*n]
-		sign := 1.0
-		if j >= np {
-			sign = -1
-		}
-		for k, v := range xv {
-			yc[k] += sign * msk[k] * v
-			if v > 0 {
-				yn[k] += sign * v
-			}
-			if w := -sg[k] * v; w > viol {
-				viol = w
-			}
-		}
-	}
-	var reg float64
-	for _, v := range h.vNorm {
-		reg += v
-	}
-	reg *= h.p.Beta
-	return h.p.Loss.Value(yc, h.p.Y) + reg, h.p.Loss.Value(yn, h.p.Y) + reg, viol
+	return admmObjectives(h.p, h.xu, h.sys.dm, h.sg, h.vNorm, h.yc, h.yn, h.n, h.np)
 }
 
 func (h *admmHinge) weights() Weights {
