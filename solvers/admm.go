@@ -465,11 +465,15 @@ func admmMul(t, m []float64) {
 }
 
 // Weights returns copies of the current (v_i, w_i) as P×d matrices.
-func (a *ADMM) Weights() Weights {
-	pd := a.np * a.d
+func (a *ADMM) Weights() Weights { return admmWeights(a.State.V, a.np, a.d) }
+
+// admmWeights copies the stacked groups v (2P×d: v_1 … v_P, w_1 … w_P) into
+// Weights.
+func admmWeights(v []float64, np, d int) Weights {
+	pd := np * d
 	return Weights{
-		V: mat.NewDense(a.np, a.d, admmClone(a.State.V[:pd])),
-		W: mat.NewDense(a.np, a.d, admmClone(a.State.V[pd:])),
+		V: mat.NewDense(np, d, admmClone(v[:pd])),
+		W: mat.NewDense(np, d, admmClone(v[pd:2*pd])),
 	}
 }
 
@@ -479,7 +483,10 @@ func (a *ADMM) Network() (*Network, error) { return a.Program.Recover(a.Weights(
 
 // Converged reports whether the step passed the residual test of Boyd et
 // al. (§3.3.1): PrimalResidual ≤ PrimalTol and DualResidual ≤ DualTol.
-func (a *ADMM) Converged(s ADMMStep) bool {
+func (a *ADMM) Converged(s ADMMStep) bool { return s.residualsConverged() }
+
+// residualsConverged is the residual test of Boyd et al. (§3.3.1).
+func (s ADMMStep) residualsConverged() bool {
 	return s.Iter > 0 && s.PrimalResidual <= s.PrimalTol && s.DualResidual <= s.DualTol
 }
 

@@ -10,7 +10,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
-	"gonum.org/v1/gonum/mat"
 )
 
 // RBCDOptions configure ADMM-RBCD (see ADMMRBCD).
@@ -876,13 +875,7 @@ func (a *ADMMRBCD) objectives() (convex, nonconvex, viol float64) {
 func (a *ADMMRBCD) SetupSeconds() float64 { return a.setupSeconds }
 
 // Weights returns copies of the current (v_i, w_i) as P×d matrices.
-func (a *ADMMRBCD) Weights() Weights {
-	pd := a.np * a.d
-	return Weights{
-		V: mat.NewDense(a.np, a.d, admmClone(a.State.V[:pd])),
-		W: mat.NewDense(a.np, a.d, admmClone(a.State.V[pd:])),
-	}
-}
+func (a *ADMMRBCD) Weights() Weights { return admmWeights(a.State.V, a.np, a.d) }
 
 // Network returns the two-layer network recovered from the current v by
 // eq. (recover_weights) with tolerance 0.
@@ -894,7 +887,7 @@ func (a *ADMMRBCD) Network() (*Network, error) { return a.Program.Recover(a.Weig
 // with an inexact u-update the stationarity residual of eq. (4) is the dual
 // residual plus the inner gradient.
 func (a *ADMMRBCD) Converged(s RBCDStep) bool {
-	return s.Iter > 0 && s.PrimalResidual <= s.PrimalTol && s.DualResidual <= s.DualTol && s.InnerResidual <= s.DualTol
+	return s.residualsConverged() && s.InnerResidual <= s.DualTol
 }
 
 // SolveADMMRBCD runs ADMM-RBCD from zero, or from st, until Converged,

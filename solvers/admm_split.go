@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 )
 
 // ADMMSplit is ADMM with the loss split out, for every loss of Program:
@@ -189,9 +188,7 @@ func (a *ADMMSplit) Rho() float64 { return a.h.rho }
 func (a *ADMMSplit) Weights() Weights { return a.h.weights() }
 
 // Converged reports whether the step passed the residual stopping test.
-func (a *ADMMSplit) Converged(s ADMMStep) bool {
-	return s.Iter > 0 && s.PrimalResidual <= s.PrimalTol && s.DualResidual <= s.DualTol
-}
+func (a *ADMMSplit) Converged(s ADMMStep) bool { return s.residualsConverged() }
 
 // SolveADMMSplit runs ADMMSplit from zero, or from st, until Converged,
 // o.MaxIter steps in this call (0 means 1000), onStep returns false, or
@@ -551,10 +548,4 @@ func (h *admmHinge) objectives() (convex, nonconvex, viol float64) {
 	return admmObjectives(h.p, h.xu, h.sys.dm, h.sg, h.vNorm, h.yc, h.yn, h.n, h.np)
 }
 
-func (h *admmHinge) weights() Weights {
-	pd := h.np * h.d
-	return Weights{
-		V: mat.NewDense(h.np, h.d, admmClone(h.v[:pd])),
-		W: mat.NewDense(h.np, h.d, admmClone(h.v[pd:])),
-	}
-}
+func (h *admmHinge) weights() Weights { return admmWeights(h.v, h.np, h.d) }
