@@ -130,3 +130,22 @@ func TestSampleIterativelyCertifies(t *testing.T) {
 		t.Fatal("ψ = 2 accepted")
 	}
 }
+
+func TestIterativeMethodsRefuseRobustProblems(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	x, y, err := data.Disk2D(20, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p *Problem
+		m Method
+	}{
+		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{}},
+		{Classify(x, y).Robust(0.05).SampleNeurons(10, 1), FISTA{}},
+	} {
+		if r := Start("robust", c.p, c.m); r.Err() == nil || !strings.Contains(r.Err().Error(), "solved by IPM") {
+			t.Errorf("%s on a robust problem: %v", c.m.method(), r.Err())
+		}
+	}
+}

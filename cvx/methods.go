@@ -19,6 +19,9 @@ func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if !p.sampled {
 		return nil, errors.New("cvx: FISTA solves the sampled convex program: call SampleNeurons(N, seed) on the problem")
 	}
+	if err := p.refuseRobust("FISTA"); err != nil {
+		return nil, err
+	}
 	a := p.design()
 	_, d := a.Dims()
 	u, err := solvers.SampleSphere(d, p.neurons, p.seed)
@@ -148,6 +151,9 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 		}
 	default:
 		return nil, fmt.Errorf("cvx: ADMM{Inner: %q}: use \"closed-form\", \"split\" or \"rbcd\"", a.Inner)
+	}
+	if err := p.refuseRobust("ADMM"); err != nil {
+		return nil, err
 	}
 	if inner != "rbcd" && (a.Blocks != 0 || a.InnerMax != 0 || a.Seed != 0) {
 		return nil, errors.New("cvx: ADMM Blocks, InnerMax and Seed are options of Inner \"rbcd\"")
