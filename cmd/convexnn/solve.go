@@ -23,17 +23,33 @@ func (e usageError) Error() string { return e.msg }
 
 func badInput(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
-// problemJSON is the input of `convexnn solve`.
+// problemJSON is the input of `convexnn solve`. eps > 0 asks for robust
+// (adversarial) training, section "Convex Adversarial Training": every data
+// point may move by ‖δ_k‖ ≤ eps in the norm "norm" ("inf", the default, "2"
+// or "1"). RobustSampling, with "P" the number of patterns P_s, samples the
+// patterns by Algorithm adv_train instead of plain SamplePatterns.
 type problemJSON struct {
-	X    [][]float64 `json:"X"`
-	Y    []float64   `json:"y"`
-	Bias bool        `json:"bias"`
-	Loss string      `json:"loss"`
-	Beta *float64    `json:"beta"`
-	Eps  float64     `json:"eps"`
-	D    [][]float64 `json:"D"`
-	P    int         `json:"P"`
-	Seed *uint64     `json:"seed"`
+	X              [][]float64         `json:"X"`
+	Y              []float64           `json:"y"`
+	Bias           bool                `json:"bias"`
+	Loss           string              `json:"loss"`
+	Beta           *float64            `json:"beta"`
+	Eps            float64             `json:"eps"`
+	Norm           string              `json:"norm"`
+	D              [][]float64         `json:"D"`
+	P              int                 `json:"P"`
+	Seed           *uint64             `json:"seed"`
+	RobustSampling *robustSamplingJSON `json:"robust_sampling"`
+}
+
+// robustSamplingJSON is step 1 of Algorithm "practical convex adversarial
+// training" (alg. adv_train): P random directions a_h, S perturbed copies
+// of the data per direction (the first one clean), until the problem's "P"
+// distinct patterns are found, drawn with the seed.
+type robustSamplingJSON struct {
+	P    int     `json:"P"`
+	S    int     `json:"S"`
+	Seed *uint64 `json:"seed"`
 }
 
 type networkJSON struct {
@@ -62,14 +78,38 @@ type resultJSON struct {
 	Gap     float64 `json:"duality_gap,omitempty"`
 	Seconds float64 `json:"seconds"`
 	BLAS    string  `json:"blas"`
+	// Robust training (eps > 0): the perturbation set and the objective on
+	// the clean data at the solution; Objective is then the robust objective
+	// (eq. hinge_adv_D, eq. SOCP3) and MaxViolation that of the robust
+	// constraints eq. (robust_constraint).
+	Eps            float64  `json:"eps,omitempty"`
+	Norm           string   `json:"norm,omitempty"`
+	CleanObjective *float64 `json:"clean_objective,omitempty"`
 }
 
 // readProblem parses and checks problem JSON, naming the offending field.
 // With patterns false (the SCP method), the fields "D" and "P" are not used.
+// Robust problems (eps > 0) are refused: see readRobustProblem.
 func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
-	raw, err := io.ReadAll(r)
+	p, pert, err := readRobustProblem(r, patterns)
 	if err != nil {
 		return nil, err
+	}
+	if pert.Eps > 0 {
+		return nil, badInput("problem: field \"eps\" = %v: robust (adversarial) programs are solved by `convexnn solve -solver ipm` only so far", pert.Eps)
+	}
+	return p, nil
+}
+
+// readRobustProblem is readProblem for robust problems too: it also returns
+// the perturbation set of fields "eps" and "norm" (Eps 0 for a standard
+// problem), and samples the patterns by Algorithm adv_train when the field
+// "robust_sampling" is given.
+func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Perturbation, error) {
+	var pert solvers.Perturbation
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, pert, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -79,24 +119,24 @@ func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return nil, badInput("problem: malformed JSON: the input ends before the object is complete")
+			return nil, pert, badInput("problem: malformed JSON: the input ends before the object is complete")
 		case errors.As(err, &se):
-			return nil, badInput("problem: malformed JSON at byte %d: %v", se.Offset, err)
+			return nil, pert, badInput("problem: malformed JSON at byte %d: %v", se.Offset, err)
 		case errors.As(err, &te):
-			return nil, badInput("problem: field %q: %v is not a valid %v", te.Field, te.Value, te.Type)
+			return nil, pert, badInput("problem: field %q: %v is not a valid %v", te.Field, te.Value, te.Type)
 		}
-		return nil, badInput("problem: %v", err)
+		return nil, pert, badInput("problem: %v", err)
 	}
 	if dec.More() {
-		return nil, badInput("problem: extra data after the JSON object")
+		return nil, pert, badInput("problem: extra data after the JSON object")
 	}
 	n := len(pj.X)
 	if n == 0 {
-		return nil, badInput("problem: field \"X\" is missing or empty")
+		return nil, pert, badInput("problem: field \"X\" is missing or empty")
 	}
 	d := len(pj.X[0])
 	if d == 0 {
-		return nil, badInput("problem: field \"X\": rows are empty")
+		return nil, pert, badInput("problem: field \"X\": rows are empty")
 	}
 	cols := d
 	if pj.Bias {
@@ -105,11 +145,11 @@ func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 	x := mat.NewDense(n, cols, nil)
 	for k, row := range pj.X {
 		if len(row) != d {
-			return nil, badInput("problem: field \"X\": row %d has %d entries, row 0 has %d", k, len(row), d)
+			return nil, pert, badInput("problem: field \"X\": row %d has %d entries, row 0 has %d", k, len(row), d)
 		}
 		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, badInput("problem: field \"X\"[%d][%d] is %v", k, j, v)
+				return nil, pert, badInput("problem: field \"X\"[%d][%d] is %v", k, j, v)
 			}
 			x.Set(k, j, v)
 		}
@@ -118,46 +158,75 @@ func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 		}
 	}
 	if len(pj.Y) != n {
-		return nil, badInput("problem: field \"y\" has %d entries, X has %d rows", len(pj.Y), n)
+		return nil, pert, badInput("problem: field \"y\" has %d entries, X has %d rows", len(pj.Y), n)
 	}
 	if pj.Loss == "" {
-		return nil, badInput("problem: field \"loss\" is missing (squared, hinge, bce or logistic)")
+		return nil, pert, badInput("problem: field \"loss\" is missing (squared, hinge, bce or logistic)")
 	}
 	loss, err := solvers.ParseLoss(pj.Loss)
 	if err != nil {
-		return nil, badInput("problem: field \"loss\": %q, want \"squared\", \"hinge\", \"bce\" or \"logistic\"", pj.Loss)
+		return nil, pert, badInput("problem: field \"loss\": %q, want \"squared\", \"hinge\", \"bce\" or \"logistic\"", pj.Loss)
 	}
 	for k, v := range pj.Y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, badInput("problem: field \"y\"[%d] is %v", k, v)
+			return nil, pert, badInput("problem: field \"y\"[%d] is %v", k, v)
 		}
 		if loss != solvers.SquaredLoss && !validLabel(loss, v) {
-			return nil, badInput("problem: field \"y\"[%d] = %v: the %v loss needs labels %s", k, v, loss, loss.Labels())
+			return nil, pert, badInput("problem: field \"y\"[%d] = %v: the %v loss needs labels %s", k, v, loss, loss.Labels())
 		}
 	}
 	if pj.Beta == nil {
-		return nil, badInput("problem: field \"beta\" is missing")
+		return nil, pert, badInput("problem: field \"beta\" is missing")
 	}
-	if pj.Eps != 0 {
-		return nil, badInput("problem: field \"eps\" = %v: robust (adversarial) training is not available yet; use eps 0", pj.Eps)
+	if pj.Eps < 0 {
+		return nil, pert, badInput("problem: field \"eps\" = %v: the perturbation radius must be ≥ 0 (0: standard training)", pj.Eps)
+	}
+	pert = solvers.Perturbation{Eps: pj.Eps, Norm: pj.Norm}
+	if pj.Norm == "" {
+		pert.Norm = "inf"
+	}
+	if err := pert.Validate(); err != nil {
+		return nil, pert, badInput("problem: field \"norm\" = %q: want \"inf\" (the box, default), \"2\" or \"1\"", pj.Norm)
 	}
 	if !(*pj.Beta > 0) || math.IsInf(*pj.Beta, 0) {
-		return nil, badInput("problem: field \"beta\" = %v, need 0 < β < ∞", *pj.Beta)
+		return nil, pert, badInput("problem: field \"beta\" = %v, need 0 < β < ∞", *pj.Beta)
 	}
 	p := &solvers.Program{X: x, Y: pj.Y, Loss: loss, Beta: *pj.Beta, Bias: pj.Bias}
 	if !patterns {
-		if pj.D != nil || pj.P != 0 {
-			return nil, badInput("problem: fields \"D\" and \"P\" (activation patterns) do not apply to -solver scp, which samples neurons (-neurons, -seed)")
+		if pj.D != nil || pj.P != 0 || pj.RobustSampling != nil {
+			return nil, pert, badInput("problem: fields \"D\" and \"P\" (activation patterns) and \"robust_sampling\" do not apply to -solver scp, which samples neurons (-neurons, -seed)")
 		}
-		return p, nil
+		return p, pert, nil
 	}
 	switch {
 	case pj.D != nil && pj.P != 0:
-		return nil, badInput("problem: give either field \"D\" or field \"P\" (with \"seed\"), not both")
+		return nil, pert, badInput("problem: give either field \"D\" or field \"P\" (with \"seed\"), not both")
+	case pj.RobustSampling != nil:
+		rs := pj.RobustSampling
+		switch {
+		case pj.D != nil:
+			return nil, pert, badInput("problem: give either field \"D\" or field \"robust_sampling\" (with \"P\"), not both")
+		case pj.P < 1:
+			return nil, pert, badInput("problem: field \"robust_sampling\" needs field \"P\" ≥ 1, the number of distinct patterns P_s to sample")
+		case pj.Seed != nil:
+			return nil, pert, badInput("problem: with field \"robust_sampling\" give the seed as \"robust_sampling\".\"seed\", not field \"seed\"")
+		case rs.Seed == nil:
+			return nil, pert, badInput("problem: field \"robust_sampling\" needs \"seed\"")
+		case rs.P < 1 || rs.S < 1:
+			return nil, pert, badInput("problem: field \"robust_sampling\": \"P\" = %d directions and \"S\" = %d samples per direction must be ≥ 1", rs.P, rs.S)
+		}
+		pats, err := solvers.SampleRobustPatterns(x, pj.Bias, rs.P, rs.S, pert, pj.P, *rs.Seed, 0)
+		var few *solvers.FewPatternsError
+		if errors.As(err, &few) {
+			fmt.Fprintf(os.Stderr, "convexnn: warning: %v; solving with %d patterns\n", err, len(pats))
+		} else if err != nil {
+			return nil, pert, badInput("problem: field \"robust_sampling\": %v", err)
+		}
+		p.D = pats
 	case pj.D != nil:
 		for i, row := range pj.D {
 			if len(row) != n {
-				return nil, badInput("problem: field \"D\": row %d has %d entries, want one per data point (%d)", i, len(row), n)
+				return nil, pert, badInput("problem: field \"D\": row %d has %d entries, want one per data point (%d)", i, len(row), n)
 			}
 			pat := make(solvers.Pattern, n)
 			for k, v := range row {
@@ -166,33 +235,33 @@ func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 				case 1:
 					pat[k] = true
 				default:
-					return nil, badInput("problem: field \"D\"[%d][%d] = %v, want 0 or 1", i, k, v)
+					return nil, pert, badInput("problem: field \"D\"[%d][%d] = %v, want 0 or 1", i, k, v)
 				}
 			}
 			p.D = append(p.D, pat)
 		}
 		if len(p.D) == 0 {
-			return nil, badInput("problem: field \"D\" is empty")
+			return nil, pert, badInput("problem: field \"D\" is empty")
 		}
 	case pj.P > 0:
 		if pj.Seed == nil {
-			return nil, badInput("problem: field \"P\" needs field \"seed\"")
+			return nil, pert, badInput("problem: field \"P\" needs field \"seed\"")
 		}
 		pats, err := solvers.SamplePatterns(x, pj.P, *pj.Seed, 0)
 		var few *solvers.FewPatternsError
 		if errors.As(err, &few) {
 			fmt.Fprintf(os.Stderr, "convexnn: warning: %v; solving with %d patterns\n", err, len(pats))
 		} else if err != nil {
-			return nil, badInput("problem: %v", err)
+			return nil, pert, badInput("problem: %v", err)
 		}
 		p.D = pats
 	default:
-		return nil, badInput("problem: give field \"D\" (P rows of n 0/1 entries) or field \"P\" > 0 with \"seed\"")
+		return nil, pert, badInput("problem: give field \"D\" (P rows of n 0/1 entries) or field \"P\" > 0 with \"seed\"")
 	}
 	if err := p.Validate(); err != nil {
-		return nil, badInput("problem: %v", err)
+		return nil, pert, badInput("problem: %v", err)
 	}
-	return p, nil
+	return p, pert, nil
 }
 
 func validLabel(l solvers.Loss, v float64) bool {
@@ -223,7 +292,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split or rbcd (default: closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]"
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm) [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -265,9 +334,13 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	p, err := readProblem(in, *solver != "scp")
+	p, pert, err := readRobustProblem(in, *solver != "scp")
 	if err != nil {
 		return err
+	}
+	robust := pert.Eps > 0
+	if robust && *solver != "ipm" {
+		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training, and only -solver ipm solves robust programs so far (not -solver %s)", pert.Eps, *solver)
 	}
 	start := time.Now()
 	if *solver == "scp" {
@@ -279,7 +352,13 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	res := resultJSON{Solver: *solver, BLAS: solvers.BLASImplementation}
 	switch *solver {
 	case "ipm":
-		r, err := solvers.SolveIPM(ctx, p, solvers.IPMOptions{MaxIter: *maxIter, Tol: *tol})
+		solve := solvers.SolveIPM
+		if robust {
+			solve = func(ctx context.Context, p *solvers.Program, o solvers.IPMOptions) (*solvers.IPMResult, error) {
+				return solvers.SolveRobustIPM(ctx, p, pert, o)
+			}
+		}
+		r, err := solve(ctx, p, solvers.IPMOptions{MaxIter: *maxIter, Tol: *tol})
 		if err != nil {
 			return err
 		}
@@ -305,6 +384,18 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if res.MaxViolation, err = p.Violation(wt); err != nil {
 		return err
+	}
+	if robust {
+		// The robust objective eq. (hinge_adv_D) / (SOCP3) and the robust
+		// constraints eq. (robust_constraint); the clean objective kept.
+		clean := res.Objective
+		res.CleanObjective, res.Eps, res.Norm = &clean, pert.Eps, pert.Norm
+		if res.Objective, err = solvers.RobustObjective(p, wt, pert); err != nil {
+			return err
+		}
+		if res.MaxViolation, err = solvers.RobustViolation(p, wt, pert); err != nil {
+			return err
+		}
 	}
 	net, err := p.Recover(wt, 1e-9*math.Max(1, maxNorm(wt)))
 	if err != nil {

@@ -80,17 +80,18 @@ func TestSolveIPMAndADMMAgree(t *testing.T) {
 // TestSolveBadInputNamesTheField checks exit-code-2 errors.
 func TestSolveBadInputNamesTheField(t *testing.T) {
 	cases := map[string]string{
-		`{"X": [[1,2],[3]], "y": [1,1], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:               `row 1 has 1 entries`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "P": 2, "seed": 1, "foo": 3}`:   `unknown field "foo"`,
-		`{"X": [[1,2],[3,4]], "y": [1], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:               `field "y" has 1 entries`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "cubic", "beta": 1, "P": 2, "seed": 1}`:               `field "loss"`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "P": 2, "seed": 1}`:                        `field "beta" is missing`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,0,1]]}`:                `field "D": row 0 has 3`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,3]]}`:                  `"D"[0][1] = 3`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "eps": 0.1, "P": 2, "seed": 1}`: `field "eps"`,
-		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": -1, "P": 2, "seed": 1}`:            `"beta" = -1`,
-		`{"X": [[1,2],[3,4]], "y": [1,0], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:               `"y"[1] = 0`,
-		`{"X": [[1,2],[3,4]], "y": "a", "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:               `field "y"`,
+		`{"X": [[1,2],[3]], "y": [1,1], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                            `row 1 has 1 entries`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "P": 2, "seed": 1, "foo": 3}`:                `unknown field "foo"`,
+		`{"X": [[1,2],[3,4]], "y": [1], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                            `field "y" has 1 entries`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "cubic", "beta": 1, "P": 2, "seed": 1}`:                            `field "loss"`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "P": 2, "seed": 1}`:                                     `field "beta" is missing`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,0,1]]}`:                             `field "D": row 0 has 3`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "D": [[1,3]]}`:                               `"D"[0][1] = 3`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "eps": -0.1, "P": 2, "seed": 1}`:             `field "eps" = -0.1`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": 1, "eps": 0.1, "norm": "3", "P": 2, "seed": 1}`: `field "norm" = "3"`,
+		`{"X": [[1,2],[3,4]], "y": [1,1], "loss": "squared", "beta": -1, "P": 2, "seed": 1}`:                         `"beta" = -1`,
+		`{"X": [[1,2],[3,4]], "y": [1,0], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:                            `"y"[1] = 0`,
+		`{"X": [[1,2],[3,4]], "y": "a", "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                            `field "y"`,
 		`{"X": [[1,2],[3,4]],`: `malformed JSON`,
 	}
 	for body, want := range cases {
@@ -214,4 +215,114 @@ func TestSolveSCP(t *testing.T) {
 			t.Fatalf("%s: seeds 7 and 8 give the same objective", loss)
 		}
 	}
+}
+
+// withFields is the problem JSON body with fields set (nil deletes).
+func withFields(t *testing.T, body string, fields map[string]any) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fields {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSolveRobust solves robust hinge (eq. hinge_adv_D) and squared
+// (eq. SOCP3) problems with -solver ipm: the result's objective is the
+// robust one, at least the standard optimum on the same patterns, its
+// clean objective is at least the standard optimum too, and the robust
+// constraints eq. (robust_constraint) hold.
+func TestSolveRobust(t *testing.T) {
+	for _, c := range []struct {
+		loss, norm string
+		eps        float64
+		sampling   map[string]any
+	}{
+		{"hinge", "", 0.1, nil},
+		{"squared", "", 0.1, nil},
+		{"hinge", "2", 0.1, nil},
+		{"squared", "1", 0.1, nil},
+		{"hinge", "inf", 0.1, map[string]any{"P": 4, "S": 3, "seed": 7}},
+	} {
+		body := randomProblem(20, 2, c.loss, 11)
+		std := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "ipm")
+		fields := map[string]any{"eps": c.eps}
+		if c.norm != "" {
+			fields["norm"] = c.norm
+		}
+		if c.sampling != nil {
+			fields["robust_sampling"], fields["seed"] = c.sampling, nil
+		}
+		rob := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, fields)), "-solver", "ipm")
+		if c.sampling != nil {
+			// Algorithm adv_train's patterns: the standard program on them.
+			std = solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"D": rob.D, "P": nil, "seed": nil})), "-solver", "ipm")
+		}
+		wantNorm := c.norm
+		if wantNorm == "" {
+			wantNorm = "inf"
+		}
+		t.Logf("%s ℓ_%s ε=%g (sampling %v): robust %.8g (clean %.8g, violation %.2e, %d iterations), standard %.8g; %d patterns",
+			c.loss, wantNorm, c.eps, c.sampling != nil, rob.Objective, *rob.CleanObjective, rob.MaxViolation, rob.Iterations, std.Objective, len(rob.D))
+		if rob.Status != "optimal" || rob.Eps != c.eps || rob.Norm != wantNorm || rob.CleanObjective == nil {
+			t.Fatalf("%s: status %q eps %v norm %q clean %v", c.loss, rob.Status, rob.Eps, rob.Norm, rob.CleanObjective)
+		}
+		if std.Eps != 0 || std.Norm != "" || std.CleanObjective != nil {
+			t.Fatalf("standard result reports eps %v norm %q", std.Eps, std.Norm)
+		}
+		if rob.Objective < std.Objective-1e-7 || *rob.CleanObjective < std.Objective-1e-7 || *rob.CleanObjective > rob.Objective+1e-9 {
+			t.Fatalf("%s: robust %v, clean %v, standard optimum %v", c.loss, rob.Objective, *rob.CleanObjective, std.Objective)
+		}
+		if rob.Objective < std.Objective*(1+1e-3) {
+			t.Fatalf("%s: ε = %g did not raise the objective (%v vs %v)", c.loss, c.eps, rob.Objective, std.Objective)
+		}
+		if rob.MaxViolation > 1e-7 {
+			t.Fatalf("%s: robust constraint violation %v", c.loss, rob.MaxViolation)
+		}
+	}
+}
+
+// TestSolveRobustUsage checks the usage errors of robust problems.
+func TestSolveRobustUsage(t *testing.T) {
+	body := randomProblem(10, 2, "squared", 3)
+	rob := writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1}))
+	scpRob := writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "P": nil, "seed": nil}))
+	sampling := func(f map[string]any) string { return writeProblem(t, withFields(t, body, f)) }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-problem", rob, "-solver", "admm"}, "only -solver ipm solves robust programs"},
+		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "only -solver ipm solves robust programs"},
+		{[]string{"-problem", writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "norm": "max"}))}, `field "norm" = "max"`},
+		{[]string{"-problem", sampling(map[string]any{"robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `give the seed as "robust_sampling"."seed"`},
+		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 2}})}, `needs "seed"`},
+		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 0, "seed": 1}})}, `"S" = 0`},
+		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `P_a·S = 2·2 = 4 draws cannot give P_s = 6`},
+		{[]string{"-problem", sampling(map[string]any{"seed": nil, "P": nil, "robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `needs field "P"`},
+		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 3, "seed": 1, "Q": 1}})}, `unknown field "Q"`},
+	} {
+		var out bytes.Buffer
+		err := solveCommand(context.Background(), c.args, &out)
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: want a usage error with %q, got %v", c.args, c.want, err)
+		}
+	}
+	// readProblem (the other commands) refuses robust problems.
+	if _, err := readProblem(strings.NewReader(withFields(t, body, map[string]any{"eps": 0.1})), true); !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), `"eps"`) {
+		t.Fatalf("readProblem with eps > 0: %v", err)
+	}
+	// "norm" with eps 0 is accepted (standard training).
+	solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"norm": "2"})), "-solver", "ipm")
 }
