@@ -121,6 +121,9 @@ func (b Backprop) options(p *Problem) (solvers.BackpropOptions, error) {
 }
 
 func (b Backprop) open(p *Problem, saved json.RawMessage) (engine, error) {
+	if p.robust() {
+		return nil, fmt.Errorf("cvx: Backprop trains on the problem's data; the adversary is its own option: drop Robust(%g) from the problem and use Backprop{Adversary: \"pgd\", Eps: %g}", p.eps, p.eps)
+	}
 	o, err := b.options(p)
 	if err != nil {
 		return nil, err

@@ -186,8 +186,8 @@ type attackData struct {
 }
 
 // readAttackData reads X, y and the loss of a problem file through
-// readProblem; the fields of the convex program ("D", "P", "seed", "eps")
-// are not used. X is returned without the bias column. The labels must be
+// readProblem; the fields of the convex program ("D", "P", "seed", "eps",
+// "norm", "robust_sampling") are not used. X is returned without the bias column. The labels must be
 // classes: −1/+1 (0/1 for BCE).
 func readAttackData(r io.Reader) (attackData, error) {
 	raw, err := io.ReadAll(r)
@@ -203,7 +203,7 @@ func readAttackData(r io.Reader) (attackData, error) {
 		}
 		return attackData{}, perr
 	}
-	for _, k := range []string{"D", "P", "seed", "eps"} {
+	for _, k := range []string{"D", "P", "seed", "eps", "norm", "robust_sampling"} {
 		delete(fields, k)
 	}
 	clean, err := json.Marshal(fields)
