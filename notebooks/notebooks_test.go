@@ -123,6 +123,7 @@ var minCharts = map[string]int{
 	"03-mammographic.ipynb":              2,
 	"04-scp.ipynb":                       3,
 	"05-bce-rbcd.ipynb":                  2,
+	"06-adversarial-2d.ipynb":            11,
 	"datasets.ipynb":                     7,
 }
 
