@@ -124,6 +124,7 @@ var minCharts = map[string]int{
 	"04-scp.ipynb":                       3,
 	"05-bce-rbcd.ipynb":                  2,
 	"06-adversarial-2d.ipynb":            11,
+	"07-landscape.ipynb":                 4,
 	"08-adversarial-regression.ipynb":    4,
 	"datasets.ipynb":                     7,
 }
