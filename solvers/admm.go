@@ -280,14 +280,17 @@ func (st *ADMMState) check(n, d, np int) error {
 }
 
 // stackG fills a.stk with the rows (2D_j − I) s_j and (2D_j − I) ν_j.
-func (a *ADMM) stackG(s, nu []float64) {
-	n, np := a.n, a.np
+func (a *ADMM) stackG(s, nu []float64) { admmStackG(a.stk, a.sg, s, nu, a.n, a.np) }
+
+// admmStackG fills stk (4P×n) with the rows (2D_j − I) s_j (rows 0…2P−1)
+// and (2D_j − I) ν_j (rows 2P…4P−1), sg (P×n) holding the signs 2d_ik − 1.
+func admmStackG(stk, sg, s, nu []float64, n, np int) {
 	half := 2 * np * n
 	for j := 0; j < 2*np; j++ {
-		sg := a.sg[(j%np)*n : (j%np+1)*n]
+		sgj := sg[(j%np)*n : (j%np+1)*n]
 		sj, nj := s[j*n:(j+1)*n], nu[j*n:(j+1)*n]
-		ds, dn := a.stk[j*n:(j+1)*n], a.stk[half+j*n:half+(j+1)*n]
-		for k, g := range sg {
+		ds, dn := stk[j*n:(j+1)*n], stk[half+j*n:half+(j+1)*n]
+		for k, g := range sgj {
 			ds[k] = g * sj[k]
 			dn[k] = g * nj[k]
 		}

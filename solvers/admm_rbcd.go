@@ -449,20 +449,7 @@ func (a *ADMMRBCD) xRows(w []float64) {
 }
 
 // stackG fills a.stk with the rows (2D_j − I) s_j and (2D_j − I) ν_j.
-func (a *ADMMRBCD) stackG() {
-	n, np := a.n, a.np
-	half := 2 * np * n
-	s, nu := a.State.S, a.State.Nu
-	for j := 0; j < 2*np; j++ {
-		sg := a.sg[(j%np)*n : (j%np+1)*n]
-		sj, nj := s[j*n:(j+1)*n], nu[j*n:(j+1)*n]
-		ds, dn := a.stk[j*n:(j+1)*n], a.stk[half+j*n:half+(j+1)*n]
-		for k, g := range sg {
-			ds[k] = g * sj[k]
-			dn[k] = g * nj[k]
-		}
-	}
-}
+func (a *ADMMRBCD) stackG() { admmStackG(a.stk, a.sg, a.State.S, a.State.Nu, a.n, a.np) }
 
 // gtStack sets dst (4P×d) to the rows G_jᵀ s_j, then G_jᵀ ν_j: a.stk X.
 func (a *ADMMRBCD) gtStack(dst []float64) {
