@@ -282,6 +282,42 @@ func (st *ADMMState) check(n, d, np int) error {
 // stackG fills a.stk with the rows (2D_j − I) s_j and (2D_j − I) ν_j.
 func (a *ADMM) stackG(s, nu []float64) { admmStackG(a.stk, a.sg, s, nu, a.n, a.np) }
 
+// admmSUpdate performs eq. (supdate) and the ν step of eq. (3.3c) from
+// gu = G u: s = (gu + ν)_+, ν += θ(gu − s); it returns ‖gu − s‖², ‖gu‖²
+// and ‖s‖² for the stopping test.
+func admmSUpdate(gu, s, nu []float64, theta float64) (rs, ngu, ns float64) {
+	s, nu = s[:len(gu)], nu[:len(gu)]
+	for q, g := range gu {
+		sq := g + nu[q]
+		if sq < 0 {
+			sq = 0
+		}
+		r := g - sq
+		nu[q] += theta * r
+		s[q] = sq
+		rs += r * r
+		ngu += g * g
+		ns += sq * sq
+	}
+	return rs, ngu, ns
+}
+
+// admmDualResidual returns ‖(v − vOld) + (Gᵀs)_new − (Gᵀs)_old‖² and
+// ‖λ + (Gᵀν)_new‖², the squared norms of the dual residual (over ρ) and of
+// the scaled dual term of the stopping test; gNew and gOld hold Gᵀs (rows
+// 0…2P−1) then Gᵀν (the split ADMM adds its Fᵀq and Fᵀμ).
+func admmDualResidual(v, vOld, gNew, gOld, lam []float64) (rd, nlam float64) {
+	m := len(v)
+	gs, gsN, gnN := gOld[:m], gNew[:m], gNew[m:2*m]
+	for q := range v {
+		r := v[q] - vOld[q] + gsN[q] - gs[q]
+		rd += r * r
+		y := lam[q] + gnN[q]
+		nlam += y * y
+	}
+	return rd, nlam
+}
+
 // admmStackG fills stk (4P×n) with the rows (2D_j − I) s_j (rows 0…2P−1)
 // and (2D_j − I) ν_j (rows 2P…4P−1), sg (P×n) holding the signs 2d_ik − 1.
 func admmStackG(stk, sg, s, nu []float64, n, np int) {
@@ -352,7 +388,7 @@ func (a *ADMM) Step() ADMMStep {
 	// v-update, eq. (vupdate): group soft-threshold of u + λ.
 	copy(a.vOld, st.V)
 	thr := a.Program.Beta / a.rho
-	var ru, uu, vv, nlam float64 // ‖u − v‖², ‖u‖², ‖v‖², ‖λ⁺ + Gᵀν⁺‖² (later)
+	var ru, uu, vv float64 // ‖u − v‖², ‖u‖², ‖v‖²
 	for j := 0; j < 2*np; j++ {
 		uj, lj, vj := st.U[j*d:(j+1)*d], st.Lambda[j*d:(j+1)*d], st.V[j*d:(j+1)*d]
 		a.vNorm[j] = groupShrink(vj, uj, lj, thr)
@@ -367,34 +403,14 @@ func (a *ADMM) Step() ADMMStep {
 	}
 
 	// s-update, eq. (supdate), and the dual update for ν, eq. (3.3c).
-	var rs, ngu, ns float64 // ‖Gu − s‖², ‖Gu‖², ‖s‖²
-	for q := 0; q < pn2; q++ {
-		g := a.xu[q]
-		s := g + st.Nu[q]
-		if s < 0 {
-			s = 0
-		}
-		r := g - s
-		st.Nu[q] += a.theta * r
-		st.S[q] = s
-		rs += r * r
-		ngu += g * g
-		ns += s * s
-	}
+	rs, ngu, ns := admmSUpdate(a.xu[:pn2], st.S, st.Nu, a.theta) // ‖Gu − s‖², ‖Gu‖², ‖s‖²
 
 	// Gᵀs⁺ and Gᵀν⁺ in one product; they are the next right-hand side.
 	a.stackG(st.S, st.Nu)
 	t3 := admmNow()
 	a.gtStack(a.gsNew)
 	a.prof.prodSec += admmNow() - t3
-	var rd float64
-	gsN, gnN := a.gsNew[:pd2], a.gsNew[pd2:]
-	for q := 0; q < pd2; q++ {
-		r := st.V[q] - a.vOld[q] + gsN[q] - gs[q]
-		rd += r * r
-		y := st.Lambda[q] + gnN[q]
-		nlam += y * y
-	}
+	rd, nlam := admmDualResidual(st.V, a.vOld, a.gsNew, gs, st.Lambda)
 	a.gsn, a.gsNew = a.gsNew, a.gsn
 	st.Iter++
 

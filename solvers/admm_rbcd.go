@@ -806,32 +806,12 @@ func (a *ADMMRBCD) Step() RBCDStep {
 	}
 
 	// s-update, eq. (supdate), and ν, eq. (3.3c).
-	var rs, ngu, ns float64
-	for q := 0; q < pn2; q++ {
-		g := a.xu[q]
-		s := g + st.Nu[q]
-		if s < 0 {
-			s = 0
-		}
-		r := g - s
-		st.Nu[q] += a.theta * r
-		st.S[q] = s
-		rs += r * r
-		ngu += g * g
-		ns += s * s
-	}
+	rs, ngu, ns := admmSUpdate(a.xu[:pn2], st.S, st.Nu, a.theta)
 
 	// Gᵀs⁺, Gᵀν⁺: the next s̃ and the dual residual.
 	a.stackG()
 	a.gtStack(a.gsNw)
-	var rd, nlam float64
-	gsN, gnN := a.gsNw[:pd2], a.gsNw[pd2:]
-	for q := 0; q < pd2; q++ {
-		r := st.V[q] - a.vOld[q] + gsN[q] - gs[q]
-		rd += r * r
-		y := st.Lambda[q] + gnN[q]
-		nlam += y * y
-	}
+	rd, nlam := admmDualResidual(st.V, a.vOld, a.gsNw, gs, st.Lambda)
 	a.gsn, a.gsNw = a.gsNw, a.gsn
 	st.Iter++
 

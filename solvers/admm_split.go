@@ -419,14 +419,7 @@ func (h *admmHinge) step(absTol, relTol float64) ADMMStep {
 
 	// Gᵀs + Fᵀq and Gᵀν + Fᵀμ of the new state.
 	h.stackProduct(h.gqNew)
-	var rd, nlam float64
-	gsN, gnN := h.gqNew[:pd2], h.gqNew[pd2:]
-	for q := 0; q < pd2; q++ {
-		r := h.v[q] - h.vOld[q] + gsN[q] - gs[q]
-		rd += r * r
-		y := h.lam[q] + gnN[q]
-		nlam += y * y
-	}
+	rd, nlam := admmDualResidual(h.v, h.vOld, h.gqNew, gs, h.lam)
 	h.gq, h.gqNew = h.gqNew, h.gq
 	h.iter++
 
