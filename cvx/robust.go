@@ -90,12 +90,12 @@ func (p *Problem) Perturbation() solvers.Perturbation {
 // robust reports whether the problem is a robust one, ε > 0.
 func (p *Problem) robust() bool { return p.eps > 0 }
 
-// refuseRobust is the refusal of the iterative methods (ADMM, FISTA) for a
-// robust problem, which only the interior-point method solves so far; their
-// open methods call it.
+// refuseRobust is the refusal of the methods that do not solve robust
+// programs (FISTA on the sampled neurons of eq. SCP2) for a robust problem;
+// their open methods call it.
 func (p *Problem) refuseRobust(method string) error {
 	if p.robust() {
-		return fmt.Errorf("cvx: %s: robust programs (Robust(%g, %q)) are solved by IPM for now: use cvx.Solve(problem, cvx.IPM{})", method, p.eps, p.Perturbation().Norm)
+		return fmt.Errorf("cvx: %s: robust programs (Robust(%g, %q)) are programs of activation patterns, solved by ADMM (cvx.ADMM{}) or the interior-point method (cvx.Solve(problem, cvx.IPM{}))", method, p.eps, p.Perturbation().Norm)
 	}
 	return nil
 }

@@ -190,14 +190,52 @@ func TestRobustProblemBuilder(t *testing.T) {
 		t.Fatalf("adv_train found %d patterns from 3 directions", len(c.D))
 	}
 
-	// Iterative methods refuse robust problems; the robust IPM refuses BCE.
-	if err := r1.refuseRobust("ADMM"); err == nil || !strings.Contains(err.Error(), "robust programs") || !strings.Contains(err.Error(), "IPM") {
+	// FISTA (sampled neurons) refuses robust problems; the robust IPM refuses BCE.
+	if err := r1.refuseRobust("FISTA"); err == nil || !strings.Contains(err.Error(), "robust programs") || !strings.Contains(err.Error(), "ADMM") {
 		t.Fatalf("refuseRobust: %v", err)
 	}
-	if err := std.refuseRobust("ADMM"); err != nil {
+	if err := std.refuseRobust("FISTA"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Solve(Classify(x, y).BCE().SamplePatterns(4, 1).Robust(0.1), IPM{}); err == nil || !strings.Contains(err.Error(), "hinge") {
 		t.Fatalf("robust BCE: %v", err)
+	}
+}
+
+// TestRobustADMMMatchesIPM: a cvx ADMM run on a robust problem reaches the
+// interior-point optimum, and its Objective is the robust objective.
+func TestRobustADMMMatchesIPM(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	x, y := data.Toy2D(1)
+	for _, nm := range []string{"inf"} {
+		mk := func() *Problem {
+			return Classify(x, y).Hinge().Beta(1e-2).Bias().Robust(0.05, nm).RobustPatterns(40, 8, 40, 1)
+		}
+		sol, err := Solve(mk(), IPM{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := Start("robust-"+nm, mk(), ADMM{Tol: 1e-10})
+		run.Quiet = true
+		if err := run.Iterate(20000); err != nil {
+			t.Fatal(err)
+		}
+		prog, err := mk().Convex()
+		if err != nil {
+			t.Fatal(err)
+		}
+		net, err := run.Network()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := run.History()
+		rel := (run.Objective() - sol.Objective) / sol.Objective
+		t.Logf("ℓ_%s: ADMM %.10g after %d iterations, IPM %.10g, relative %.1e, violation %.1e", nm, run.Objective(), run.Iter(), sol.Objective, rel, h[len(h)-1].Violation)
+		if math.Abs(rel) > 1e-5 || h[len(h)-1].Objective != run.Objective() {
+			t.Fatalf("ℓ_%s: ADMM robust objective %.10g (history %.10g), IPM %.10g", nm, run.Objective(), h[len(h)-1].Objective, sol.Objective)
+		}
+		if _, err := prog.NonconvexObjective(net); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -289,10 +289,10 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
 	rho := fs.Float64("rho", 0, "ADMM penalty ρ (0: default)")
-	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split or rbcd (default: closed-form for squared, split for hinge, rbcd for bce and logistic)")
+	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split, rbcd or robust (default: robust for eps > 0, else closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm) [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]"
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm or admm) [-max-iter N] [-tol T] [-rho R] [-inner split|rbcd|robust] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -339,8 +339,11 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	robust := pert.Eps > 0
-	if robust && *solver != "ipm" {
-		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training, and only -solver ipm solves robust programs so far (not -solver %s)", pert.Eps, *solver)
+	if robust && *solver == "scp" {
+		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training, a program of activation patterns: use -solver ipm or -solver admm (not -solver scp)", pert.Eps)
+	}
+	if robust && set["inner"] && *inner != "robust" {
+		return badInput("solve: -inner %s: robust problems (eps > 0) are solved by the robust ADMM (-inner robust, the default)", *inner)
 	}
 	start := time.Now()
 	if *solver == "scp" {
@@ -369,7 +372,15 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			o.AbsTol, o.RelTol = *tol, *tol
 		}
 		var converged bool
-		wt, res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, o, *inner)
+		if robust {
+			var a *solvers.ADMMRobust
+			var hist []solvers.ADMMStep
+			if a, hist, err = solvers.SolveADMMRobust(ctx, p, pert, o, nil, nil); err == nil {
+				wt, res.Inner, res.Iterations, converged = a.Weights(), "robust", len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1])
+			}
+		} else {
+			wt, res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, o, *inner)
+		}
 		if err != nil {
 			return err
 		}

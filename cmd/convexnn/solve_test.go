@@ -290,6 +290,13 @@ func TestSolveRobust(t *testing.T) {
 		if rob.MaxViolation > 1e-7 {
 			t.Fatalf("%s: robust constraint violation %v", c.loss, rob.MaxViolation)
 		}
+		// The robust ADMM reaches the interior-point optimum.
+		adm := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, fields)), "-solver", "admm", "-tol", "1e-9", "-max-iter", "100000")
+		rel := (adm.Objective - rob.Objective) / rob.Objective
+		t.Logf("  -solver admm (inner %s): robust %.8g after %d iterations (%s), relative %.1e, violation %.1e", adm.Inner, adm.Objective, adm.Iterations, adm.Status, rel, adm.MaxViolation)
+		if adm.Inner != "robust" || math.Abs(rel) > 1e-4 || adm.MaxViolation > 1e-4 || *adm.CleanObjective > adm.Objective+1e-9 {
+			t.Fatalf("%s: -solver admm robust objective %v (inner %q, violation %v), ipm %v", c.loss, adm.Objective, adm.Inner, adm.MaxViolation, rob.Objective)
+		}
 	}
 }
 
@@ -303,8 +310,8 @@ func TestSolveRobustUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-problem", rob, "-solver", "admm"}, "only -solver ipm solves robust programs"},
-		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "only -solver ipm solves robust programs"},
+		{[]string{"-problem", rob, "-solver", "admm", "-inner", "split"}, "solved by the robust ADMM"},
+		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "use -solver ipm or -solver admm"},
 		{[]string{"-problem", writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "norm": "max"}))}, `field "norm" = "max"`},
 		{[]string{"-problem", sampling(map[string]any{"robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `give the seed as "robust_sampling"."seed"`},
 		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 2}})}, `needs "seed"`},

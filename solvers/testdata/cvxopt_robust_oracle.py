@@ -5,7 +5,8 @@ hinge_adv_D_lp, SOCP3) with CVXOPT (Debian's python3-cvxopt; run with
 /usr/bin/python3).
 
 stdin:  {"X": [[...]], "y": [...], "D": [[0/1, ...]], "loss": "hinge" |
-         "squared", "beta": b, "eps": e, "norm": "inf" | "2" | "1",
+         "squared" | "bce" | "logistic", "beta": b, "eps": e,
+         "norm": "inf" | "2" | "1",
          "bias": true/false}
 stdout: {"status", "objective" (recomputed from v, w by robust_objective
          below), "solver_objective", "violation", "iterations", "tolerance",
@@ -28,9 +29,13 @@ Rows (u_j = v_1..v_P, w_1..w_P; S = 2D - I; g_k = sum_i d_ik (v_i - w_i)):
   robust constraints   S_ik (x_k + delta)' u_j >= 0          for all delta
   hinge                xi_k >= 0, xi_k >= 1 - y_k (x_k + delta)' g_k
   squared              z_k >= +-((x_k + delta)' g_k - y_k)
-with objective (1/n) sum xi + beta sum t (conelp) or 1/2 sum z^2 + beta sum t
-(coneqp), t_j >= ||u_j||_2 as second-order cones. Variables: u (2Pd), t (2P),
-xi or z (n).
+  bce (labels 0/1)     m_k >= 2(1 - 2y_k) (x_k + delta)' g_k
+  logistic (labels +-1) m_k >= -y_k (x_k + delta)' g_k
+with objective (1/n) sum xi + beta sum t (conelp), 1/2 sum z^2 + beta sum t
+(coneqp) or (1/n) sum log(1 + exp(m_k)) + beta sum t (cp, the smooth convex
+solver: the worst case of the increasing softplus is at the largest m_k),
+t_j >= ||u_j||_2 as second-order cones. Variables: u (2Pd), t (2P), xi, z or
+m (n).
 """
 import itertools
 import json
@@ -52,6 +57,10 @@ def vertices(norm, f, eps):
                 out.append(v)
         return out
     raise ValueError("no vertices for norm %r" % norm)
+
+
+def softplus(t):
+    return t + math.log1p(math.exp(-t)) if t > 0 else math.log1p(math.exp(t))
 
 
 def robust_objective(X, y, D, v, w, loss, beta, eps, norm, bias):
@@ -77,9 +86,13 @@ def robust_objective(X, y, D, v, w, loss, beta, eps, norm, bias):
             shifts = [0.0]
         if loss == "hinge":
             total += max(max(0.0, 1.0 - y[k] * (yhat + s)) for s in shifts)
+        elif loss == "bce":
+            total += softplus(max(2 * (1 - 2 * y[k]) * (yhat + s) for s in shifts))
+        elif loss == "logistic":
+            total += softplus(max(-y[k] * (yhat + s) for s in shifts))
         else:
             total += max(0.5 * (yhat + s - y[k]) ** 2 for s in shifts)
-    if loss == "hinge":
+    if loss != "squared":
         total /= n
     reg = sum(math.sqrt(sum(x * x for x in r)) for r in v) + sum(math.sqrt(sum(x * x for x in r)) for r in w)
     return total + beta * reg
@@ -107,7 +120,7 @@ def build(prob):
     X, y, D = prob["X"], prob["y"], prob["D"]
     loss, beta = prob["loss"], float(prob["beta"])
     eps, norm, bias = float(prob["eps"]), prob.get("norm", "inf") or "inf", bool(prob.get("bias", False))
-    if loss not in ("squared", "hinge"):
+    if loss not in ("squared", "hinge", "bce", "logistic"):
         raise ValueError("unknown loss %r" % loss)
     if norm not in ("inf", "2", "1"):
         raise ValueError("unknown norm %r" % norm)
@@ -168,6 +181,14 @@ def build(prob):
                 for c, a in g[l].items():
                     row[c] = row.get(c, 0.0) + y[k] * X[k][l] * a
             robust_rows((row, -1.0), [{c: y[k] * a for c, a in g[l].items()} for l in range(f)])
+        elif loss in ("bce", "logistic"):
+            # m_k - a_k (x_k + delta)' g_k >= 0
+            a = 2 * (1 - 2 * y[k]) if loss == "bce" else -y[k]
+            row = {slack: 1.0}
+            for l in range(d):
+                for c, b in g[l].items():
+                    row[c] = row.get(c, 0.0) - a * X[k][l] * b
+            robust_rows((row, 0.0), [{c: -a * b for c, b in g[l].items()} for l in range(f)])
         else:
             for sg in (1.0, -1.0):
                 # z_k - sg ((x_k + delta)' g_k - y_k) >= 0
@@ -192,13 +213,34 @@ def build(prob):
     c = matrix(0.0, (nx, 1))
     for j in range(ng):
         c[nu + j] = beta
-    if loss == "hinge":
+    if loss in ("hinge", "bce", "logistic"):
         for k in range(n):
-            c[nu + ng + k] = 1.0 / n
+            c[nu + ng + k] = 1.0 / n if loss == "hinge" else 0.0
         Q = None
     else:
         Q = spmatrix([1.0] * n, list(range(nu + ng, nx)), list(range(nu + ng, nx)), (nx, nx))
     return X, y, D, n, d, P, loss, beta, eps, norm, bias, Q, c, G, h, dims
+
+
+def smooth_objective(c, m0, n, nx):
+    """cp's F for c'x + (1/n) sum_k softplus(x[m0 + k])."""
+    def F(x=None, z=None):
+        if x is None:
+            return 0, matrix(0.0, (nx, 1))
+        f = sum(c[i] * x[i] for i in range(nx))
+        Df = matrix(c.T)
+        hess = []
+        for k in range(n):
+            t = x[m0 + k]
+            sig = 1 / (1 + math.exp(-t)) if t > -700 else 0.0
+            f += softplus(t) / n
+            Df[m0 + k] += sig / n
+            hess.append(sig * (1 - sig) / n)
+        if z is None:
+            return matrix(f), Df
+        H = spmatrix([z[0] * h for h in hess], list(range(m0, m0 + n)), list(range(m0, m0 + n)), (nx, nx))
+        return matrix(f), Df, H
+    return F
 
 
 def main():
@@ -210,7 +252,9 @@ def main():
         solvers.options.update({"abstol": tol, "reltol": tol, "feastol": tol,
                                 "maxiters": 200, "show_progress": False})
         try:
-            if Q is None:
+            if loss in ("bce", "logistic"):
+                sol = solvers.cp(smooth_objective(c, 2 * P * d + 2 * P, n, len(c)), G, h, dims)
+            elif Q is None:
                 sol = solvers.conelp(c, G, h, dims)
             else:
                 sol = solvers.coneqp(Q, c, G, h, dims)
@@ -227,9 +271,9 @@ def main():
     out = {
         "status": sol["status"],
         "objective": robust_objective(X, y, D, v, w, loss, beta, eps, norm, bias),
-        "solver_objective": sol["primal objective"],
+        "solver_objective": sol["primal objective"] if "primal objective" in sol else None,
         "violation": robust_violation(X, D, v, w, eps, norm, bias),
-        "iterations": sol["iterations"],
+        "iterations": sol.get("iterations", 0),
         "tolerance": tol,
         "v": v,
         "w": w,
