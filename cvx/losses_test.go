@@ -16,11 +16,11 @@ func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
 	}
 	pat := func() *Problem { return Classify(x, y).Beta(1e-3).Bias().SamplePatterns(8, 3) }
 	return map[string]func() (*Problem, Method){
-		"hinge-split":    func() (*Problem, Method) { return pat().Hinge(), ADMM{} },
-		"bce-split":      func() (*Problem, Method) { return pat().BCE(), ADMM{Inner: "split"} },
-		"bce-rbcd":       func() (*Problem, Method) { return pat().BCE(), ADMM{} },
-		"logistic-rbcd":  func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "rbcd", Blocks: 2, Seed: 5} },
-		"logistic-split": func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
+		"hinge-split":       func() (*Problem, Method) { return pat().Hinge(), ADMM{} },
+		"bce-split":         func() (*Problem, Method) { return pat().BCE(), ADMM{Inner: "split"} },
+		"bce-rbcd":          func() (*Problem, Method) { return pat().BCE(), ADMM{} },
+		"logistic-rbcd":     func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "rbcd", Blocks: 2, Seed: 5} },
+		"logistic-split":    func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
 		"hinge-robust":      func() (*Problem, Method) { return pat().Hinge().Robust(0.05), ADMM{} },
 		"bce-robust-l2":     func() (*Problem, Method) { return pat().BCE().Robust(0.05, "2"), ADMM{} },
 		"squared-robust-l1": func() (*Problem, Method) { return pat().Squared().Robust(0.02, "1"), ADMM{Inner: "robust"} },

@@ -93,11 +93,11 @@ type ADMMRobust struct {
 // RobustState is the iteration state of ADMMRobust: the iteration count, the
 // current ρ and u, v, λ, r, κ (2P×d), s, ν (2P×n), Z, M (n×d), row-major.
 type RobustState struct {
-	Iter                  int
-	Rho                   float64
+	Iter                   int
+	Rho                    float64
 	U, V, Lambda, R, Kappa []float64
-	S, Nu                 []float64
-	Z, M                  []float64
+	S, Nu                  []float64
+	Z, M                   []float64
 }
 
 // NewADMMRobust validates p, pert and o, computes the eigendecompositions
