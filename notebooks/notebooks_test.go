@@ -126,6 +126,7 @@ var minCharts = map[string]int{
 	"06-adversarial-2d.ipynb":            11,
 	"07-landscape.ipynb":                 4,
 	"08-adversarial-regression.ipynb":    4,
+	"09-cifar-adversarial.ipynb":         6,
 	"datasets.ipynb":                     7,
 }
 
