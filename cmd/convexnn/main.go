@@ -16,6 +16,11 @@
 //	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
 //	    attacks the network of a solve result on the problem's data (FGSM or
 //	    PGD on its loss) and prints the clean and attacked accuracies as JSON.
+//	convexnn reproduce [-size paper|small] [-out out] [-runs N] <experiment>...
+//	    runs experiments of the paper (table2-mnist, table3-fmnist,
+//	    table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, or
+//	    all) through the cvx API, writing out/<experiment>/result.json and a
+//	    standalone report.html.
 //	convexnn version
 package main
 
@@ -38,6 +43,8 @@ const usage = `usage:
   convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
+  convexnn reproduce [-size paper|small] [-out out] [-runs N] <experiment>... (table2-mnist, table3-fmnist,
+        table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, all)
   convexnn version`
 
 func main() {
@@ -57,6 +64,8 @@ func main() {
 		err = attackCommand(ctx, os.Args[2:], os.Stdout)
 	case "data":
 		err = dataCommand(ctx, os.Args[2:], os.Stdout)
+	case "reproduce":
+		err = reproduceCommand(ctx, os.Args[2:], os.Stdout)
 	case "version":
 		v := "(devel)"
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {

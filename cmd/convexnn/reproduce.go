@@ -1,0 +1,900 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/convexnn/convexnn/cvx"
+	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/plots"
+)
+
+// experiment is one of the paper's tables, run through the cvx API.
+type experiment struct {
+	name, title string
+	// paperHead and paper are the paper's table, for comparison.
+	paperHead []string
+	paper     [][]string
+	// setup returns the settings of the experiment at a size.
+	setup func(size string) expSettings
+}
+
+// expSettings are an experiment's data set, program and methods.
+type expSettings struct {
+	Dataset  string  `json:"dataset"`
+	Train    int     `json:"train_images,omitempty"` // subsample of the training set (0: all)
+	Loss     string  `json:"loss"`
+	Ps       int     `json:"P_s"`
+	Beta     float64 `json:"beta"`
+	Rho      float64 `json:"rho"`
+	Gamma    float64 `json:"gamma"`
+	ADMMIter int     `json:"admm_iterations"`
+	Inner    string  `json:"admm_inner,omitempty"`
+	// Back-propagation baselines: width 2P_s, Adam.
+	BPEpochs    int     `json:"backprop_epochs"`
+	BPBatch     int     `json:"backprop_batch,omitempty"` // 0: full batches
+	BPRate      float64 `json:"backprop_learning_rate"`
+	Eps         float64 `json:"eps,omitempty"`
+	RobustADMM  int     `json:"robust_admm_iterations,omitempty"`
+	RobustS     int     `json:"robust_S,omitempty"`
+	Notes       string  `json:"notes,omitempty"`
+	adversarial bool
+}
+
+// paperBP is the back-propagation baseline of Tables 2–4: Adam, learning
+// rate 1e-3, minibatches of 100 (the paper's "SGD" settings are not given).
+const (
+	bpRate  = 1e-3
+	bpBatch = 100
+)
+
+func squaredSetup(dataset string, ps, iters int, rho, gamma float64, smallSet string) func(string) expSettings {
+	return func(size string) expSettings {
+		s := expSettings{Dataset: dataset, Loss: "squared", Ps: ps, Beta: 1e-3, Rho: rho, Gamma: gamma, ADMMIter: iters,
+			BPEpochs: 20, BPBatch: bpBatch, BPRate: bpRate}
+		if size == "small" {
+			s.Dataset, s.Train, s.Ps, s.ADMMIter, s.BPEpochs = smallSet, 400, 6, min(iters, 10), 5
+		}
+		return s
+	}
+}
+
+var experiments = []experiment{
+	{
+		name:      "table2-mnist",
+		title:     "Table 2: squared loss, MNIST 2 vs 8 (n = 11809, d = 784), P_s = 24, 10 ADMM iterations",
+		paperHead: []string{"Method", "Validation accuracy", "CPU time (s)", "Training loss"},
+		paper: [][]string{
+			{"Back-prop", "98.86 %", "74.09", "422.4"},
+			{"CVX", "70.99 %", "14879", "1.146"},
+			{"ADMM", "98.90 %", "802.2", "223.2"},
+		},
+		setup: squaredSetup("mnist-2-8", 24, 10, 0.1, 0.1, "mnist-2-8-d100"),
+	},
+	{
+		name:      "table3-fmnist",
+		title:     "Table 3: squared loss, Fashion-MNIST pullover vs bag (d = 784), P_s = 18, 42 ADMM iterations",
+		paperHead: []string{"Method", "Validation accuracy", "CPU time (s)", "Training loss"},
+		paper: [][]string{
+			{"Back-prop", "99.04 % (0.0735)", "183.6", "175.1 (4.246)"},
+			{"ADMM", "98.73 % (0.0200)", "167.1", "129.7 (13.24)"},
+		},
+		setup: squaredSetup("fashion-pullover-bag", 18, 42, 0.4, 0.16, "fashion-pullover-bag-ds"),
+	},
+	{
+		name:      "table3-fmnist-ds",
+		title:     "Table 3: squared loss, Fashion-MNIST pullover vs bag downsampled (DS, d = 196), P_s = 18, 42 ADMM iterations",
+		paperHead: []string{"Method", "Validation accuracy", "CPU time (s)", "Training loss"},
+		paper: [][]string{
+			{"Back-prop (DS)", "98.34 % (0.0917)", "18.31", "433.0 (10.40)"},
+			{"ADMM (DS)", "98.80 % (0.0585)", "6.840", "380.1 (17.74)"},
+		},
+		setup: squaredSetup("fashion-pullover-bag-ds", 18, 42, 0.4, 0.16, "fashion-pullover-bag-ds"),
+	},
+	{
+		name:      "table3-cifar-ds",
+		title:     "Table 3: squared loss, CIFAR-10 bird vs ship downsampled (DS, 16×16×3, d = 768), P_s = 18, 30 ADMM iterations",
+		paperHead: []string{"Method", "Validation accuracy", "CPU time (s)", "Training loss"},
+		paper: [][]string{
+			{"Back-prop (DS)", "90.90 % (0.305)", "122.7", "991.5 (11.68)"},
+			{"ADMM (DS)", "86.89 % (0.132)", "118.6", "607.6 (10.76)"},
+		},
+		setup: squaredSetup("cifar-bird-ship-ds", 18, 30, 0.4, 0.16, "cifar-bird-ship-600"),
+	},
+	{
+		name:      "table4-bce",
+		title:     "Table 4: binary cross-entropy (tanh output), MNIST 2 vs 8, ADMM-RBCD, P_s = 24, 34 ADMM iterations",
+		paperHead: []string{"Method", "Validation accuracy", "CPU time (s)", "Training loss"},
+		paper: [][]string{
+			{"Back-prop", "98.91 %", "62.06", "437.6"},
+			{"CVX", "98.21 %", "14217", "1.007"},
+			{"ADMM-RBCD", "98.89 %", "555.8", "310.3"},
+		},
+		setup: func(size string) expSettings {
+			// The paper's β = 1e-3 and ρ = γ_a = 0.01 are for its summed
+			// loss; ours is a mean, so both are divided by n (set once n is
+			// known: see scaleMean).
+			s := expSettings{Dataset: "mnist-2-8", Loss: "bce", Ps: 24, Beta: 1e-3, Rho: 0.01, Gamma: 0.01, ADMMIter: 34, Inner: "rbcd",
+				BPEpochs: 20, BPBatch: bpBatch, BPRate: bpRate,
+				Notes: "β, ρ and γ_a are the paper's (1e-3, 0.01, 0.01) divided by n: the BCE loss here is a mean, the paper's a sum; the training loss is reported as the sum, like the paper's"}
+			if size == "small" {
+				s.Dataset, s.Train, s.Ps, s.ADMMIter, s.BPEpochs = "mnist-2-8-d100", 400, 6, 8, 5
+			}
+			return s
+		},
+	},
+	{
+		name:      "table5-cifar-adv",
+		title:     "Table 5: hinge loss, adversarial training on CIFAR-10 bird vs ship (600 images, 7×7×3), ε = 10/255, β = 1e-4, P_s = 36",
+		paperHead: []string{"Method", "Clean accuracy", "FGSM adv.", "PGD adv.", "Objective", "CPU time (s)"},
+		paper: [][]string{
+			{"GD-std", "79.56 % (0.414)", "47.09 % (0.4290)", "45.60 % (0.4796)", "0.3146", "108.4"},
+			{"GD-FGSM", "75.30 % (3.10)", "61.03 % (4.763)", "60.99 % (4.769)", "0.8370", "154.9"},
+			{"GD-PGD", "76.56 % (0.604)", "62.48 % (0.2215)", "62.44 % (0.1988)", "0.8220", "1764"},
+			{"practical convex training (alg. train)", "81.01 % (0.809)", "0.4857 % (0.1842)", "0.3571 % (0.1239)", "6.910e-3", "37.77"},
+			{"convex adversarial training (alg. adv_train)", "78.36 % (0.325)", "66.95 % (0.4564)", "66.81 % (0.4862)", "0.6511", "1544"},
+		},
+		setup: func(size string) expSettings {
+			// notebooks/09-cifar-adversarial.ipynb, paper size.
+			s := expSettings{Dataset: "cifar-bird-ship-600", Train: 600, Loss: "hinge", Ps: 36, Beta: 1e-4, ADMMIter: 1000, RobustADMM: 5000, RobustS: 1,
+				BPEpochs: 500, BPRate: 1e-3, Eps: 10.0 / 255, adversarial: true,
+				Notes: "as notebooks/09-cifar-adversarial.ipynb: ADMM with the solver's default ρ and tolerance (stops when the residuals meet it), the robust patterns by Algorithm adv_train with P_a = 10 P_s directions and S = 1; back-propagation full-batch Adam, width 2P_s"}
+			if size == "small" {
+				s.Train, s.Ps, s.ADMMIter, s.RobustADMM, s.BPEpochs = 100, 6, 100, 300, 40
+			}
+			return s
+		},
+	},
+}
+
+func experimentNames() []string {
+	var n []string
+	for _, e := range experiments {
+		n = append(n, e.name)
+	}
+	return n
+}
+
+// trial is one method in one run.
+type trial struct {
+	Seed               int      `json:"seed"`
+	ValidationAccuracy float64  `json:"validation_accuracy"`
+	FGSMAccuracy       *float64 `json:"fgsm_accuracy,omitempty"`
+	PGDAccuracy        *float64 `json:"pgd_accuracy,omitempty"`
+	TrainingLoss       float64  `json:"training_loss"`
+	Objective          float64  `json:"objective"`
+	WallSeconds        float64  `json:"wall_seconds"`
+	SetupSeconds       float64  `json:"setup_seconds"`
+	IterationSeconds   float64  `json:"iteration_seconds"`
+	Iterations         int      `json:"iterations"`
+	PeakRSSBytes       int64    `json:"peak_rss_bytes"`
+	PeakHeapBytes      uint64   `json:"peak_heap_bytes"`
+	curve              []curvePoint
+}
+
+// curvePoint is one iteration: wall time since the method started
+// (validation excluded), training objective, validation accuracy.
+type curvePoint struct {
+	Seconds    float64 `json:"seconds"`
+	Objective  float64 `json:"objective"`
+	Validation float64 `json:"validation_accuracy"`
+}
+
+// methodResult is one row of the table: means over the runs.
+type methodResult struct {
+	Name                 string       `json:"name"`
+	ValidationAccuracy   float64      `json:"validation_accuracy"`
+	ValidationAccuracySD float64      `json:"validation_accuracy_std,omitempty"`
+	FGSMAccuracy         *float64     `json:"fgsm_accuracy,omitempty"`
+	PGDAccuracy          *float64     `json:"pgd_accuracy,omitempty"`
+	TrainingLoss         float64      `json:"training_loss"`
+	Objective            float64      `json:"objective"`
+	WallSeconds          float64      `json:"wall_seconds"`
+	IterationSeconds     float64      `json:"iteration_seconds"`
+	Iterations           int          `json:"iterations"`
+	PeakRSSBytes         int64        `json:"peak_rss_bytes"`
+	PeakHeapBytes        uint64       `json:"peak_heap_bytes"`
+	Runs                 []trial      `json:"runs"`
+	Curve                []curvePoint `json:"curve"` // run 1
+}
+
+// expResult is result.json.
+type expResult struct {
+	Experiment  string            `json:"experiment"`
+	Title       string            `json:"title"`
+	Size        string            `json:"size"`
+	Runs        int               `json:"runs"`
+	Settings    expSettings       `json:"settings"`
+	TrainImages int               `json:"train_images_used"`
+	ValImages   int               `json:"validation_images"`
+	Dim         int               `json:"d"`
+	DataNotes   string            `json:"data_notes"`
+	Methods     []methodResult    `json:"methods"`
+	Paper       paperTable        `json:"paper"`
+	Started     time.Time         `json:"started"`
+	WallSeconds float64           `json:"wall_seconds"`
+	Host        hostInfo          `json:"host"`
+	Definitions map[string]string `json:"definitions"`
+}
+
+type paperTable struct {
+	Head []string   `json:"head"`
+	Rows [][]string `json:"rows"`
+}
+
+type hostInfo struct {
+	GOOS, GOARCH string
+	CPUs         int    `json:"cpus"`
+	GoVersion    string `json:"go"`
+}
+
+var definitions = map[string]string{
+	"validation_accuracy": "fraction of the validation images classified correctly (f(x) ≥ 0 predicts +1)",
+	"training_loss":       "the loss alone of the trained network on the training set, in the paper's units: squared ½Σ(ŷ−y)², BCE the sum Σ(−2ŷt + log(e^{2ŷ}+1)), hinge the mean",
+	"objective":           "Tables 2–4: l^{u,α}, the loss of the trained network plus its regularization (our loss convention: BCE and hinge as means); Table 5: as notebook 09 (GD-FGSM/PGD: the objective on their adversarial data, convex methods: the convex program's objective)",
+	"wall_seconds":        "wall time of the training: cvx.Start (pattern sampling, factorizations) and all iterations; data loading and the per-iteration validation evaluation excluded",
+	"iteration_seconds":   "the iterations alone (cvx Run history)",
+	"peak_rss_bytes":      "max RSS of the process (getrusage) at the end of the method: a peak over the process so far, so over this and the earlier methods of the experiment",
+	"peak_heap_bytes":     "largest Go heap in use (runtime.MemStats.HeapAlloc, sampled every 20 ms) during the method, the data set included; it can exceed the RSS, as pages of large allocations count here before they are touched",
+}
+
+// reproduceCommand is `convexnn reproduce`.
+func reproduceCommand(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	size := fs.String("size", "paper", "paper (the paper's sizes) or small (every experiment in seconds)")
+	out := fs.String("out", "out", "output directory: writes <out>/<experiment>/result.json and report.html")
+	runs := fs.Int("runs", 1, "independent runs (seeds 1 … N) per method; the table shows means")
+	if err := fs.Parse(args); err != nil {
+		return badInput("reproduce: %v\n%s", err, reproduceUsage)
+	}
+	if *size != "paper" && *size != "small" {
+		return badInput("reproduce: -size %q: want paper or small", *size)
+	}
+	if *runs < 1 {
+		return badInput("reproduce: -runs %d: need at least one run", *runs)
+	}
+	names := fs.Args()
+	if len(names) == 0 {
+		return badInput("reproduce: name the experiments (or all): %s\n%s", strings.Join(experimentNames(), ", "), reproduceUsage)
+	}
+	var todo []experiment
+	for _, n := range names {
+		if n == "all" {
+			todo = append(todo, experiments...)
+			continue
+		}
+		found := false
+		for _, e := range experiments {
+			if e.name == n {
+				todo, found = append(todo, e), true
+			}
+		}
+		if !found {
+			if strings.HasPrefix(n, "-") {
+				return badInput("reproduce: flag %s after the experiment names: put flags first\n%s", n, reproduceUsage)
+			}
+			return badInput("reproduce: unknown experiment %q; known: %s, all", n, strings.Join(experimentNames(), ", "))
+		}
+	}
+	for _, e := range todo {
+		if err := runExperiment(ctx, e, *size, *runs, *out, stdout); err != nil {
+			return fmt.Errorf("%s: %w", e.name, err)
+		}
+	}
+	return nil
+}
+
+const reproduceUsage = `usage: convexnn reproduce [-size paper|small] [-out out] [-runs N] <experiment>... (or all)
+experiments: table2-mnist, table3-fmnist, table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv`
+
+// runExperiment runs e and writes its result.json and report.html.
+func runExperiment(ctx context.Context, e experiment, size string, runs int, outDir string, stdout io.Writer) error {
+	start := time.Now()
+	dir := filepath.Join(outDir, e.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	state, err := os.MkdirTemp(dir, "state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	old, had := os.LookupEnv("CONVEXNN_STATE_DIR")
+	os.Setenv("CONVEXNN_STATE_DIR", state)
+	defer func() {
+		if had {
+			os.Setenv("CONVEXNN_STATE_DIR", old)
+		} else {
+			os.Unsetenv("CONVEXNN_STATE_DIR")
+		}
+	}()
+
+	s := e.setup(size)
+	fmt.Fprintf(stdout, "== %s (size %s): %s\n", e.name, size, e.title)
+	labels := data.PlusMinus
+	sp, err := data.Paper(ctx, s.Dataset, data.DefaultSource(), labels)
+	if err != nil {
+		return err
+	}
+	tr, va := sp.Train, sp.Test
+	if s.Train > 0 && s.Train < len(tr.Y) {
+		if tr, err = tr.Subsample(s.Train, 1); err != nil {
+			return err
+		}
+	}
+	n, d := tr.Dims()
+	if s.Loss == "bce" {
+		s.Beta, s.Rho, s.Gamma = s.Beta/float64(n), s.Rho/float64(n), s.Gamma/float64(n)
+	}
+	fmt.Fprintf(stdout, "   data %s: %d training images, d = %d, %d validation images (loaded in %.1f s)\n", s.Dataset, n, d, len(va.Y), time.Since(start).Seconds())
+
+	res := &expResult{Experiment: e.name, Title: e.title, Size: size, Runs: runs, Settings: s, TrainImages: n, ValImages: len(va.Y), Dim: d,
+		DataNotes: sp.Notes, Paper: paperTable{Head: e.paperHead, Rows: e.paper}, Started: start.UTC(),
+		Host: hostInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}, Definitions: definitions}
+	specs := methodsOf(s)
+	res.Methods = make([]methodResult, len(specs))
+	for r := 1; r <= runs; r++ {
+		for k, m := range specs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			t, err := runMethod(ctx, m, s, tr, va, r, stdout)
+			if err != nil {
+				return fmt.Errorf("%s (run %d): %w", m.name, r, err)
+			}
+			res.Methods[k].Name = m.name
+			res.Methods[k].Runs = append(res.Methods[k].Runs, t)
+			if r == 1 {
+				res.Methods[k].Curve = t.curve
+			}
+		}
+	}
+	for k := range res.Methods {
+		summarize(&res.Methods[k])
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	printTable(stdout, res)
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	page, err := reportHTML(res)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "   wrote %s and %s (%.1f s)\n", filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"), res.WallSeconds)
+	return nil
+}
+
+// methodSpec is one row of an experiment.
+type methodSpec struct {
+	name  string
+	iters int
+	// build returns the problem and the method for a seed.
+	build func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method)
+	// objective is the row's objective at the end (Table 5: as notebook 09).
+	objective func(run *cvx.Run) float64
+	backprop  bool
+}
+
+func methodsOf(s expSettings) []methodSpec {
+	base := func(tr *data.Set) *cvx.Problem {
+		p := cvx.Classify(tr.X, tr.Y).Beta(s.Beta).Bias()
+		switch s.Loss {
+		case "bce":
+			p = p.BCE()
+		case "hinge":
+			p = p.Hinge()
+		}
+		return p
+	}
+	nonconvex := func(run *cvx.Run) float64 {
+		h := run.History()
+		if len(h) == 0 {
+			return math.NaN()
+		}
+		return h[len(h)-1].Nonconvex
+	}
+	lastObjective := func(run *cvx.Run) float64 {
+		h := run.History()
+		if len(h) == 0 {
+			return math.NaN()
+		}
+		return h[len(h)-1].Objective
+	}
+	if !s.adversarial {
+		admmName := "ADMM"
+		if s.Inner == "rbcd" {
+			admmName = "ADMM-RBCD"
+		}
+		if strings.HasSuffix(s.Dataset, "-ds") {
+			admmName += " (DS)"
+		}
+		bpName := "Back-prop"
+		if strings.HasSuffix(s.Dataset, "-ds") {
+			bpName += " (DS)"
+		}
+		return []methodSpec{
+			{name: bpName, iters: s.BPEpochs, backprop: true, objective: lastObjective,
+				build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
+					return base(tr), cvx.Backprop{Width: 2 * s.Ps, LearningRate: s.BPRate, BatchSize: s.BPBatch, Seed: uint64(seed)}
+				}},
+			{name: admmName, iters: s.ADMMIter, objective: nonconvex,
+				build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
+					m := cvx.ADMM{Rho: s.Rho, Gamma: s.Gamma, Tol: 1e-300, Inner: s.Inner}
+					if s.Inner == "rbcd" {
+						m.Seed = uint64(seed)
+					}
+					return base(tr).SamplePatterns(s.Ps, uint64(seed)), m
+				}},
+		}
+	}
+	robustObj := func(run *cvx.Run) float64 {
+		h := run.History()
+		if len(h) == 0 {
+			return math.NaN()
+		}
+		return h[len(h)-1].RobustObjective
+	}
+	objective := func(run *cvx.Run) float64 { return run.Objective() }
+	var specs []methodSpec
+	for _, adv := range []string{"", "fgsm", "pgd"} {
+		name := "GD-std"
+		obj := objective
+		if adv != "" {
+			name, obj = "GD-"+strings.ToUpper(adv), robustObj
+		}
+		specs = append(specs, methodSpec{name: name, iters: s.BPEpochs, backprop: true, objective: obj,
+			build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
+				m := cvx.Backprop{Width: 2 * s.Ps, LearningRate: s.BPRate, Seed: uint64(seed)}
+				if adv != "" {
+					m.Adversary, m.Eps = adv, s.Eps
+				}
+				return base(tr), m
+			}})
+	}
+	specs = append(specs,
+		methodSpec{name: "practical convex training (alg. train)", iters: s.ADMMIter, objective: objective,
+			build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
+				return base(tr).SamplePatterns(s.Ps, uint64(seed)), cvx.ADMM{}
+			}},
+		methodSpec{name: "convex adversarial training (alg. adv_train)", iters: s.RobustADMM, objective: objective,
+			build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
+				return base(tr).Robust(s.Eps).RobustPatterns(10*s.Ps, s.RobustS, s.Ps, uint64(seed)), cvx.ADMM{}
+			}})
+	return specs
+}
+
+// heapSampler records the largest Go heap in use while it runs.
+type heapSampler struct {
+	mu   sync.Mutex
+	peak uint64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startHeapSampler() *heapSampler {
+	// Twice: objects in sync.Pool victim caches (the data loaders'
+	// buffers) survive one collection.
+	runtime.GC()
+	runtime.GC()
+	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	h.sample()
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				h.sample()
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) sample() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.mu.Lock()
+	h.peak = max(h.peak, ms.HeapAlloc)
+	h.mu.Unlock()
+}
+
+func (h *heapSampler) finish() uint64 {
+	close(h.stop)
+	<-h.done
+	h.sample()
+	return h.peak
+}
+
+// maxRSS returns the process's peak resident set size in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024 // kilobytes on Linux
+}
+
+// runMethod trains one method with one seed and evaluates it.
+func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va *data.Set, seed int, stdout io.Writer) (trial, error) {
+	t := trial{Seed: seed}
+	heap := startHeapSampler()
+	prob, meth := m.build(tr, seed)
+	unit := "ADMM iteration"
+	if m.backprop {
+		unit = "epoch"
+	}
+	fmt.Fprintf(stdout, "-- %s (run %d, seed %d): up to %d %ss\n", m.name, seed, seed, m.iters, unit)
+	t0 := time.Now()
+	run := cvx.Start(fmt.Sprintf("%s-seed%d", strings.NewReplacer(" ", "", "(", "", ")", "", ".", "", "_", "").Replace(m.name), seed), prob, meth)
+	if err := run.Err(); err != nil {
+		heap.finish()
+		return t, err
+	}
+	t.SetupSeconds = time.Since(t0).Seconds()
+	fmt.Fprintf(stdout, "   set-up %.2f s\n", t.SetupSeconds)
+	run.Quiet = true
+	var valTime time.Duration
+	every := max(1, m.iters/10)
+	if !m.backprop && m.iters <= 50 {
+		every = 1
+	}
+	k := 0
+	lastPrint := time.Now()
+	run.Validate = func(net *cvx.Network) (float64, bool) {
+		v0 := time.Now()
+		acc, err := cvx.Accuracy(net, va.X, va.Y)
+		if err != nil {
+			acc = math.NaN()
+		}
+		k++
+		h := run.History()
+		if k%every == 0 || k == m.iters || time.Since(lastPrint) > 10*time.Second {
+			obj := math.NaN()
+			if len(h) > 0 {
+				obj = h[len(h)-1].Objective
+			}
+			// The history does not hold this iteration yet: its
+			// objective is printed one iteration late; the solver time is
+			// the wall time so far, minus validation.
+			fmt.Fprintf(stdout, "   %s %d/%d: validation accuracy %.2f%%, previous objective %.6g, %.1f s\n",
+				unit, k, m.iters, 100*acc, obj, time.Since(t0).Seconds()-(valTime+time.Since(v0)).Seconds())
+			lastPrint = time.Now()
+		}
+		valTime += time.Since(v0)
+		return acc, false
+	}
+	err := run.IterateContext(ctx, m.iters)
+	t.WallSeconds = time.Since(t0).Seconds() - valTime.Seconds()
+	t.PeakHeapBytes = heap.finish()
+	t.PeakRSSBytes = maxRSS()
+	if err != nil {
+		return t, err
+	}
+	h := run.History()
+	if len(h) == 0 {
+		return t, errors.New("no iterations")
+	}
+	last := h[len(h)-1]
+	t.Iterations, t.IterationSeconds = len(h), last.Seconds
+	for _, p := range h {
+		obj := p.Objective
+		if !m.backprop && s.Loss != "hinge" {
+			obj = p.Nonconvex
+		}
+		t.curve = append(t.curve, curvePoint{Seconds: t.SetupSeconds + p.Seconds, Objective: obj, Validation: p.Validation})
+	}
+	net, err := run.Network()
+	if err != nil {
+		return t, err
+	}
+	if t.ValidationAccuracy, err = cvx.Accuracy(net, va.X, va.Y); err != nil {
+		return t, err
+	}
+	t.Objective = m.objective(run)
+	yhat, err := net.Predict(tr.X)
+	if err != nil {
+		return t, err
+	}
+	t.TrainingLoss = paperLoss(s.Loss, yhat, tr.Y)
+	if s.adversarial {
+		for _, a := range []struct {
+			method string
+			dst    **float64
+		}{{"fgsm", &t.FGSMAccuracy}, {"pgd", &t.PGDAccuracy}} {
+			acc, err := cvx.AttackAccuracy(net, va.X, va.Y, cvx.Hinge, cvx.Attack{Method: a.method, Eps: s.Eps})
+			if err != nil {
+				return t, err
+			}
+			*a.dst = &acc
+		}
+	}
+	line := fmt.Sprintf("   %s done: %d %ss, validation accuracy %.2f%%", m.name, t.Iterations, unit, 100*t.ValidationAccuracy)
+	if s.adversarial {
+		line += fmt.Sprintf(" (FGSM %.2f%%, PGD %.2f%%)", 100**t.FGSMAccuracy, 100**t.PGDAccuracy)
+	}
+	line += fmt.Sprintf(", training loss %.6g, objective %.6g, %.2f s (set-up %.2f s), max RSS %.0f MB, Go heap %.0f MB\n",
+		t.TrainingLoss, t.Objective, t.WallSeconds, t.SetupSeconds, float64(t.PeakRSSBytes)/1e6, float64(t.PeakHeapBytes)/1e6)
+	fmt.Fprint(stdout, line)
+	return t, nil
+}
+
+// paperLoss is the loss of predictions yhat on labels y (±1) in the paper's
+// units: squared ½Σ(ŷ−y)², BCE Σ(−2ŷt + log(e^{2ŷ}+1)) with t = (y+1)/2,
+// hinge the mean of max(0, 1 − yŷ).
+func paperLoss(loss string, yhat, y []float64) float64 {
+	var s float64
+	for k, f := range yhat {
+		switch loss {
+		case "bce":
+			t := (y[k] + 1) / 2
+			z := 2 * f
+			sp := math.Max(z, 0) + math.Log1p(math.Exp(-math.Abs(z))) // log(e^z + 1)
+			s += -z*t + sp
+		case "hinge":
+			s += math.Max(0, 1-y[k]*f) / float64(len(y))
+		default:
+			s += 0.5 * (f - y[k]) * (f - y[k])
+		}
+	}
+	return s
+}
+
+// summarize fills a method's means from its runs.
+func summarize(m *methodResult) {
+	n := float64(len(m.Runs))
+	var accs []float64
+	var fgsm, pgd float64
+	for _, t := range m.Runs {
+		accs = append(accs, t.ValidationAccuracy)
+		m.TrainingLoss += t.TrainingLoss / n
+		m.Objective += t.Objective / n
+		m.WallSeconds += t.WallSeconds / n
+		m.IterationSeconds += t.IterationSeconds / n
+		m.Iterations = max(m.Iterations, t.Iterations)
+		m.PeakRSSBytes = max(m.PeakRSSBytes, t.PeakRSSBytes)
+		m.PeakHeapBytes = max(m.PeakHeapBytes, t.PeakHeapBytes)
+		if t.FGSMAccuracy != nil {
+			fgsm += *t.FGSMAccuracy / n
+			pgd += *t.PGDAccuracy / n
+		}
+	}
+	m.ValidationAccuracy, m.ValidationAccuracySD = meanSD(accs)
+	if len(m.Runs) > 0 && m.Runs[0].FGSMAccuracy != nil {
+		m.FGSMAccuracy, m.PGDAccuracy = &fgsm, &pgd
+	}
+}
+
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, 0
+	}
+	for _, x := range v {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(v)-1))
+}
+
+// tableRows are the measured table's header and rows.
+func tableRows(res *expResult) ([]string, [][]string) {
+	adv := res.Settings.adversarial
+	head := []string{"Method", "Validation accuracy"}
+	if adv {
+		head = append(head, "FGSM adv.", "PGD adv.")
+	}
+	head = append(head, "Wall time (s)", "Training loss", "Objective", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
+	var rows [][]string
+	for _, m := range res.Methods {
+		acc := fmt.Sprintf("%.2f %%", 100*m.ValidationAccuracy)
+		if len(m.Runs) > 1 {
+			acc += fmt.Sprintf(" (%.3g)", 100*m.ValidationAccuracySD)
+		}
+		row := []string{m.Name, acc}
+		if adv {
+			row = append(row, fmt.Sprintf("%.2f %%", 100**m.FGSMAccuracy), fmt.Sprintf("%.2f %%", 100**m.PGDAccuracy))
+		}
+		row = append(row, fmt.Sprintf("%.4g", m.WallSeconds), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective),
+			fmt.Sprint(m.Iterations), fmt.Sprintf("%.0f", float64(m.PeakRSSBytes)/1e6), fmt.Sprintf("%.0f", float64(m.PeakHeapBytes)/1e6))
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+func printTable(w io.Writer, res *expResult) {
+	head, rows := tableRows(res)
+	printText(w, fmt.Sprintf("%s — measured (%s size, %d run(s))", res.Experiment, res.Size, res.Runs), head, rows)
+	printText(w, "the paper", res.Paper.Head, res.Paper.Rows)
+}
+
+func printText(w io.Writer, caption string, head []string, rows [][]string) {
+	width := make([]int, len(head))
+	for j, h := range head {
+		width[j] = len([]rune(h))
+	}
+	for _, r := range rows {
+		for j, c := range r {
+			width[j] = max(width[j], len([]rune(c)))
+		}
+	}
+	fmt.Fprintf(w, "   %s:\n", caption)
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("   ")
+		for j, c := range cells {
+			pad := strings.Repeat(" ", width[j]-len([]rune(c)))
+			if j == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(head)
+	for _, r := range rows {
+		line(r)
+	}
+}
+
+// reportAssets returns where the report gets echarts: $CONVEXNN_ASSETS,
+// else the repository's .cache/assets (both embedded, so the report renders
+// offline), else the network.
+func reportAssets() (plots.Assets, string) {
+	a := plots.AssetsFromEnv()
+	if a.Dir != "" {
+		return a, ""
+	}
+	if repo, err := repoRoot(); err == nil {
+		dir := filepath.Join(repo, ".cache", "assets")
+		if _, err := os.Stat(filepath.Join(dir, "echarts.min.js")); err == nil {
+			return plots.Assets{Dir: dir}, ""
+		}
+	}
+	return a, "echarts loads from " + a.BaseURL + ": no local copy (run make setup, or set CONVEXNN_ASSETS), so the charts need the network; the static images below each chart do not"
+}
+
+func htmlTable(caption string, head []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString("<table>\n<caption>" + html.EscapeString(caption) + "</caption>\n<tr>")
+	for _, h := range head {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr>\n")
+	for _, r := range rows {
+		b.WriteString("<tr>")
+		for _, c := range r {
+			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
+	return b.String()
+}
+
+// reportHTML is report.html: the measured and the paper's tables, the
+// settings and the charts, standalone.
+func reportHTML(res *expResult) (string, error) {
+	assets, warn := reportAssets()
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(res.Experiment) + `</title>
+<style>
+body{font-family:sans-serif;max-width:1000px;margin:1em auto;padding:0 1em}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}
+caption{text-align:left;font-weight:bold;padding:4px 0}
+th,td{padding:3px 8px;border-bottom:1px solid #ccc;text-align:right}
+th:first-child,td:first-child{text-align:left}
+pre{background:#f6f6f6;padding:.5em;font-size:12px;white-space:pre-wrap}
+</style></head><body>
+`)
+	b.WriteString("<h1>" + html.EscapeString(res.Title) + "</h1>\n")
+	fmt.Fprintf(&b, "<p>convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images; total %.1f s on %d CPUs.</p>\n",
+		html.EscapeString(res.Experiment), res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.WallSeconds, res.Host.CPUs)
+	if warn != "" {
+		b.WriteString("<p><em>" + html.EscapeString(warn) + "</em></p>\n")
+	}
+	head, rows := tableRows(res)
+	b.WriteString(htmlTable("Measured", head, rows))
+	b.WriteString(htmlTable("The paper", res.Paper.Head, res.Paper.Rows))
+	keys := make([]string, 0, len(res.Definitions))
+	for k := range res.Definitions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("<ul>\n")
+	for _, k := range keys {
+		b.WriteString("<li><b>" + html.EscapeString(k) + "</b>: " + html.EscapeString(res.Definitions[k]) + "</li>\n")
+	}
+	b.WriteString("</ul>\n")
+	settings, err := json.MarshalIndent(res.Settings, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("<h2>Settings</h2>\n<pre>" + html.EscapeString(string(settings)) + "</pre>\n<p>" + html.EscapeString(res.DataNotes) + "</p>\n")
+
+	figs, err := reportFigures(res)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("<h2>Charts (run 1)</h2>\n")
+	for _, f := range figs {
+		h, err := f.HTML(assets, plots.HTMLOptions{})
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("<div>" + h + "</div>\n")
+	}
+	b.WriteString("</body></html>\n")
+	return b.String(), nil
+}
+
+// reportFigures are the convergence and accuracy charts.
+func reportFigures(res *expResult) ([]*plots.Figure, error) {
+	var obj, acc []plots.Series
+	for _, m := range res.Methods {
+		o, a := plots.Series{Name: m.Name}, plots.Series{Name: m.Name}
+		for _, p := range m.Curve {
+			if p.Objective > 0 && !math.IsInf(p.Objective, 0) {
+				o.X, o.Y = append(o.X, p.Seconds), append(o.Y, p.Objective)
+			}
+			if !math.IsNaN(p.Validation) {
+				a.X, a.Y = append(a.X, p.Seconds), append(a.Y, 100*p.Validation)
+			}
+		}
+		obj, acc = append(obj, o), append(acc, a)
+	}
+	var figs []*plots.Figure
+	f, err := plots.Line(plots.LineOptions{Title: "Training objective against wall time (ADMM from its set-up's end)", XLabel: "seconds", YLabel: "objective", LogY: true}, obj...)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, f)
+	if f, err = plots.Line(plots.LineOptions{Title: "Validation accuracy against wall time", XLabel: "seconds", YLabel: "accuracy (%)"}, acc...); err != nil {
+		return nil, err
+	}
+	figs = append(figs, f)
+	if res.Settings.adversarial {
+		var names []string
+		var clean, fgsm, pgd []float64
+		for _, m := range res.Methods {
+			names = append(names, m.Name)
+			clean, fgsm, pgd = append(clean, 100*m.ValidationAccuracy), append(fgsm, 100**m.FGSMAccuracy), append(pgd, 100**m.PGDAccuracy)
+		}
+		if f, err = plots.Bar(plots.BarOptions{Title: "Validation accuracy, clean and under attack", XLabel: "method", YLabel: "accuracy (%)"}, names,
+			plots.Bars{Name: "clean", Values: clean}, plots.Bars{Name: "FGSM", Values: fgsm}, plots.Bars{Name: "PGD", Values: pgd}); err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}

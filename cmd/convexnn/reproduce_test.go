@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReproduceSmall runs every experiment at -size small and checks what
+// it writes: result.json with a positive accuracy per method and the
+// paper's table, and report.html with the measured table.
+func TestReproduceSmall(t *testing.T) {
+	t.Setenv("CONVEXNN_DATA", sharedData(t))
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	if err := reproduceCommand(context.Background(), []string{"-size", "small", "-out", out, "all"}, &stdout); err != nil {
+		t.Fatalf("reproduce -size small all: %v\n%s", err, stdout.String())
+	}
+	for _, e := range experiments {
+		dir := filepath.Join(out, e.name)
+		raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
+		if err != nil {
+			t.Errorf("%s: %v", e.name, err)
+			continue
+		}
+		var res expResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Errorf("%s: result.json does not parse: %v", e.name, err)
+			continue
+		}
+		if res.Experiment != e.name || res.Size != "small" || res.Runs != 1 || len(res.Paper.Rows) == 0 || res.TrainImages == 0 || res.ValImages == 0 {
+			t.Errorf("%s: result.json header %+v", e.name, res)
+		}
+		want := 2
+		if e.name == "table5-cifar-adv" {
+			want = 5
+		}
+		if len(res.Methods) != want {
+			t.Errorf("%s: %d methods, want %d", e.name, len(res.Methods), want)
+		}
+		for _, m := range res.Methods {
+			if m.Name == "" || !(m.ValidationAccuracy > 0) || m.ValidationAccuracy > 1 || !(m.WallSeconds > 0) || m.Iterations < 1 ||
+				m.PeakRSSBytes <= 0 || m.PeakHeapBytes == 0 || len(m.Runs) != 1 || len(m.Curve) != m.Iterations {
+				t.Errorf("%s: method %+v", e.name, m)
+			}
+			if (m.FGSMAccuracy != nil) != (e.name == "table5-cifar-adv") {
+				t.Errorf("%s: %s: attacked accuracy %v", e.name, m.Name, m.FGSMAccuracy)
+			}
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Errorf("%s: %v", e.name, err)
+			continue
+		}
+		h := string(page)
+		for _, s := range []string{"<table>", "<caption>Measured</caption>", "<caption>The paper</caption>", "convexnn-chart"} {
+			if !strings.Contains(h, s) {
+				t.Errorf("%s: report.html lacks %q", e.name, s)
+			}
+		}
+		for _, m := range res.Methods {
+			if !strings.Contains(h, "<td>"+m.Name+"</td>") {
+				t.Errorf("%s: report.html has no row for %s", e.name, m.Name)
+			}
+		}
+		if strings.Contains(h, "go-echarts.github.io") && os.Getenv("CONVEXNN_ASSETS") != "" {
+			t.Errorf("%s: report.html loads echarts from the network though CONVEXNN_ASSETS is set", e.name)
+		}
+		if ents, _ := filepath.Glob(filepath.Join(dir, "state-*")); len(ents) != 0 {
+			t.Errorf("%s: run state left behind: %v", e.name, ents)
+		}
+		if !strings.Contains(stdout.String(), "== "+e.name) {
+			t.Errorf("no progress lines for %s", e.name)
+		}
+	}
+}
+
+// TestReproduceUsageErrors checks that bad command lines are usage errors
+// (exit code 2) that say what is wrong, before any work is done.
+func TestReproduceUsageErrors(t *testing.T) {
+	out := t.TempDir()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "name the experiments"},
+		{[]string{"table9-imagenet"}, `unknown experiment "table9-imagenet"`},
+		{[]string{"table2-mnist", "nosuch"}, `unknown experiment "nosuch"`},
+		{[]string{"-size", "huge", "table2-mnist"}, `-size "huge"`},
+		{[]string{"-runs", "0", "table2-mnist"}, "-runs 0"},
+		{[]string{"-runs", "x", "table2-mnist"}, "invalid value"},
+		{[]string{"-bogus", "table2-mnist"}, "-bogus"},
+		{[]string{"table2-mnist", "-size", "small"}, "put flags first"},
+	}
+	for _, c := range cases {
+		var stdout bytes.Buffer
+		err := reproduceCommand(context.Background(), append([]string{"-out", out}, c.args...), &stdout)
+		var ue usageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("reproduce %v: %v, want a usage error containing %q", c.args, err, c.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("reproduce %v printed %q before failing", c.args, stdout.String())
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("usage errors wrote %d entries into -out", len(ents))
+	}
+}
