@@ -886,9 +886,11 @@ func reportFigures(res *expResult) ([]*plots.Figure, error) {
 	if res.Settings.adversarial {
 		var names []string
 		var clean, fgsm, pgd []float64
+		pct := func(v float64) float64 { return math.Round(1e4*v) / 100 }
+		short := strings.NewReplacer("practical convex training ", "", "convex adversarial training ", "", "(", "", ")", "")
 		for _, m := range res.Methods {
-			names = append(names, m.Name)
-			clean, fgsm, pgd = append(clean, 100*m.ValidationAccuracy), append(fgsm, 100**m.FGSMAccuracy), append(pgd, 100**m.PGDAccuracy)
+			names = append(names, short.Replace(m.Name))
+			clean, fgsm, pgd = append(clean, pct(m.ValidationAccuracy)), append(fgsm, pct(*m.FGSMAccuracy)), append(pgd, pct(*m.PGDAccuracy))
 		}
 		if f, err = plots.Bar(plots.BarOptions{Title: "Validation accuracy, clean and under attack", XLabel: "method", YLabel: "accuracy (%)"}, names,
 			plots.Bars{Name: "clean", Values: clean}, plots.Bars{Name: "FGSM", Values: fgsm}, plots.Bars{Name: "PGD", Values: pgd}); err != nil {
