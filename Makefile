@@ -31,10 +31,14 @@ lint: setup
 	go vet -tags "$(TAGS)" ./...
 
 # Every test: unit tests with the race detector, then the real-notebook and
-# real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1).
+# real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); then the
+# numerical packages again without the race detector and with gonum's pure-Go
+# BLAS: the slowest convergence checks run in full only there (under -race
+# they run a subset, see solvers/race_on_test.go).
 test: lint
 	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...
-	@if [ -n "$(TAGS)" ]; then echo "pure-Go BLAS build:"; go test -count=1 ./solvers/ ./cvx/; fi
+	@echo "numerical checks without the race detector, pure-Go BLAS:"
+	go test -count=1 -timeout 30m ./solvers/ ./cvx/ ./cmd/...
 
 jupyter: setup
 	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)

@@ -217,7 +217,11 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		}
 		run := Start("robust-"+nm, mk(), ADMM{Tol: 1e-10})
 		run.Quiet = true
-		if err := run.Iterate(20000); err != nil {
+		iters := 20000
+		if raceDetector {
+			iters = 200 // the plumbing only; make test checks the optimum without -race
+		}
+		if err := run.Iterate(iters); err != nil {
 			t.Fatal(err)
 		}
 		prog, err := mk().Convex()
@@ -231,6 +235,12 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		h := run.History()
 		rel := (run.Objective() - sol.Objective) / sol.Objective
 		t.Logf("ℓ_%s: ADMM %.10g after %d iterations, IPM %.10g, relative %.1e, violation %.1e", nm, run.Objective(), run.Iter(), sol.Objective, rel, h[len(h)-1].Violation)
+		if raceDetector {
+			if math.Abs(h[len(h)-1].Objective-run.Objective()) > 1e-12*run.Objective() {
+				t.Fatalf("history %.12g, run objective %.12g", h[len(h)-1].Objective, run.Objective())
+			}
+			continue
+		}
 		if math.Abs(rel) > 1e-5 || math.Abs(h[len(h)-1].Objective-run.Objective()) > 1e-12*run.Objective() {
 			t.Fatalf("ℓ_%s: ADMM robust objective %.10g (history %.10g), IPM %.10g", nm, run.Objective(), h[len(h)-1].Objective, sol.Objective)
 		}

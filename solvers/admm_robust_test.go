@@ -39,7 +39,11 @@ func robustADMMSolve(t *testing.T, p *Program, pert Perturbation, maxIter int) (
 // interior-point optimum to 1e-5 relative, its iterate satisfying the
 // robust constraints to 1e-4.
 func TestADMMRobustMatchesIPM(t *testing.T) {
-	for _, c := range robustIPMInstances {
+	instances := robustIPMInstances
+	if raceDetector {
+		instances = instances[1:2] // all of them run in make test's pass without -race
+	}
+	for _, c := range instances {
 		t.Run(c.String(), func(t *testing.T) {
 			t.Parallel()
 			p := robustIPMProgram(t, c)
@@ -91,6 +95,16 @@ func TestADMMRobustAgainstCVXOPT(t *testing.T) {
 	progs := robustSmoothInstances(t)
 	progs["hinge"] = robustIPMProgram(t, robustIPMInstances[0])
 	progs["squared"] = robustIPMProgram(t, robustIPMInstances[3])
+	if raceDetector { // all of them run in make test's pass without -race
+		for name := range progs {
+			if !strings.HasPrefix(name, "bce-hinge n=24") {
+				delete(progs, name)
+			}
+		}
+	}
+	if len(progs) == 0 {
+		t.Fatal("no instance")
+	}
 	for name, p := range progs {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -111,7 +125,11 @@ func TestADMMRobustAgainstCVXOPT(t *testing.T) {
 // TestADMMRobustEpsZero: with ε = 0 the robust ADMM solves the standard
 // program (interior-point optimum to 1e-5), and its objective grows with ε.
 func TestADMMRobustEpsZero(t *testing.T) {
-	for _, c := range robustIPMInstances[1:3] {
+	instances := robustIPMInstances[1:3]
+	if raceDetector {
+		instances = instances[:1] // both run in make test's pass without -race
+	}
+	for _, c := range instances {
 		p := robustIPMProgram(t, c)
 		std := solveIPMOK(t, p)
 		_, zero := robustADMMSolve(t, p, Perturbation{}, 100000)
