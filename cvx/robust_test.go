@@ -215,7 +215,9 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run := Start("robust-"+nm, mk(), ADMM{Tol: 1e-10})
+		// ρ = 0.1: on this instance the default start 0.03 (the better one on
+		// CIFAR-10) leaves 4e-5 after 20000 iterations, 0.1 leaves 4e-6.
+		run := Start("robust-"+nm, mk(), ADMM{Tol: 1e-10, Rho: 0.1})
 		run.Quiet = true
 		iters := 20000
 		if raceDetector {
