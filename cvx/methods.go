@@ -167,16 +167,8 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := solvers.ADMMOptions{Rho: a.Rho, Gamma: a.Gamma}
-	if a.Tol > 0 {
-		o.AbsTol, o.RelTol = a.Tol, a.Tol
-	}
-	unmarshal := func(st any) error {
-		if err := json.Unmarshal(saved, st); err != nil {
-			return fmt.Errorf("solver state is corrupt (%v)", err)
-		}
-		return nil
-	}
+	o := a.options()
+	unmarshal := func(st any) error { return unmarshalState(saved, st) }
 	switch inner {
 	case "split":
 		var st *solvers.SplitState
@@ -224,6 +216,24 @@ type admmEngine struct {
 	pert *solvers.Perturbation
 }
 
+// options are the solver options of a: ρ, γ_a and, when Tol is set, both
+// residual tolerances.
+func (a ADMM) options() solvers.ADMMOptions {
+	o := solvers.ADMMOptions{Rho: a.Rho, Gamma: a.Gamma}
+	if a.Tol > 0 {
+		o.AbsTol, o.RelTol = a.Tol, a.Tol
+	}
+	return o
+}
+
+// unmarshalState decodes a saved solver state into st.
+func unmarshalState(saved json.RawMessage, st any) error {
+	if err := json.Unmarshal(saved, st); err != nil {
+		return fmt.Errorf("solver state is corrupt (%v)", err)
+	}
+	return nil
+}
+
 // openRobust opens the robust ADMM (solvers.ADMMRobust) for a robust
 // problem: every loss, every perturbation norm.
 func (a ADMM) openRobust(p *Problem, saved json.RawMessage) (engine, error) {
@@ -237,15 +247,12 @@ func (a ADMM) openRobust(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := solvers.ADMMOptions{Rho: a.Rho, Gamma: a.Gamma}
-	if a.Tol > 0 {
-		o.AbsTol, o.RelTol = a.Tol, a.Tol
-	}
+	o := a.options()
 	var st *solvers.RobustState
 	if saved != nil {
 		st = new(solvers.RobustState)
-		if err := json.Unmarshal(saved, st); err != nil {
-			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
+		if err := unmarshalState(saved, st); err != nil {
+			return nil, err
 		}
 	}
 	pert := p.Perturbation()

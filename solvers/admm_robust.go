@@ -3,7 +3,6 @@ package solvers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 
@@ -127,29 +126,13 @@ func NewADMMRobust(p *Program, pert Perturbation, o ADMMOptions, st *RobustState
 	if err := pert.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Rho == 0 {
-		o.Rho = 0.1
-		if p.Loss != SquaredLoss {
-			o.Rho = 0.03
-		}
+	rho0 := 0.1
+	if p.Loss != SquaredLoss {
+		rho0 = 0.03
 	}
-	if !(o.Rho > 0) || math.IsInf(o.Rho, 0) {
-		return nil, fmt.Errorf("solvers: robust ADMM penalty ρ = %v, need 0 < ρ < ∞", o.Rho)
-	}
-	if o.Gamma != 0 && o.Gamma != o.Rho {
-		return nil, fmt.Errorf("solvers: robust ADMM uses the unit scaled dual step (γ_a = ρ), got γ_a = %v, ρ = %v", o.Gamma, o.Rho)
-	}
-	if o.MaxIter < 0 {
-		return nil, fmt.Errorf("solvers: robust ADMM MaxIter %d < 0", o.MaxIter)
-	}
-	if o.AbsTol < 0 || o.RelTol < 0 || math.IsNaN(o.AbsTol) || math.IsNaN(o.RelTol) {
-		return nil, fmt.Errorf("solvers: robust ADMM tolerances AbsTol = %v, RelTol = %v, need ≥ 0", o.AbsTol, o.RelTol)
-	}
-	if o.AbsTol == 0 {
-		o.AbsTol = 1e-6
-	}
-	if o.RelTol == 0 {
-		o.RelTol = 1e-5
+	o, err := o.unitStep("robust ADMM", rho0)
+	if err != nil {
+		return nil, err
 	}
 	n, d, np := p.Dims()
 	if st != nil {
@@ -170,26 +153,10 @@ func NewADMMRobust(p *Program, pert Perturbation, o ADMMOptions, st *RobustState
 }
 
 func (st *RobustState) check(n, d, np int) error {
-	if st.Iter < 0 || !(st.Rho > 0) || math.IsInf(st.Rho, 0) {
-		return fmt.Errorf("solvers: robust ADMM state: iteration %d, ρ = %v", st.Iter, st.Rho)
-	}
-	for _, c := range []struct {
-		name string
-		v    []float64
-		want int
-	}{{"U", st.U, 2 * np * d}, {"V", st.V, 2 * np * d}, {"Lambda", st.Lambda, 2 * np * d},
-		{"R", st.R, 2 * np * d}, {"Kappa", st.Kappa, 2 * np * d},
-		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Z", st.Z, n * d}, {"M", st.M, n * d}} {
-		if len(c.v) != c.want {
-			return fmt.Errorf("solvers: robust ADMM state: %s has %d entries, the program needs %d (n=%d, d=%d, P=%d)", c.name, len(c.v), c.want, n, d, np)
-		}
-		for q, v := range c.v {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("solvers: robust ADMM state: %s[%d] is %v", c.name, q, v)
-			}
-		}
-	}
-	return nil
+	pd, pn := 2*np*d, 2*np*n
+	return admmCheckState("robust ADMM", st.Iter, st.Rho, n, d, np, []admmStateVector{
+		{"U", st.U, pd}, {"V", st.V, pd}, {"Lambda", st.Lambda, pd}, {"R", st.R, pd}, {"Kappa", st.Kappa, pd},
+		{"S", st.S, pn}, {"Nu", st.Nu, pn}, {"Z", st.Z, n * d}, {"M", st.M, n * d}})
 }
 
 func (a *ADMMRobust) sync() {
@@ -306,22 +273,8 @@ func newADMMRob(p *Program, pert Perturbation, rho float64) (*admmRob, error) {
 		}
 	}
 	// H = XᵀX and C = AᵀA, and their eigendecompositions.
-	h := mat.NewSymDense(d, nil)
-	hg := blas64.General{Rows: d, Cols: d, Stride: d, Data: make([]float64, d*d)}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, r.xt, r.x, 0, hg)
-	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			h.SetSym(i, j, hg.Data[i*d+j])
-		}
-	}
-	c := mat.NewSymDense(m, nil)
-	cg := blas64.General{Rows: m, Cols: m, Stride: m, Data: make([]float64, m*m)}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, r.at, r.a, 0, cg)
-	for i := 0; i < m; i++ {
-		for j := i; j < m; j++ {
-			c.SetSym(i, j, cg.Data[i*m+j])
-		}
-	}
+	h := admmGram(r.xt, r.x)
+	c := admmGram(r.at, r.a)
 	var eh, ec mat.EigenSym
 	if !eh.Factorize(h, true) {
 		return nil, errors.New("solvers: robust ADMM: eigendecomposition of XᵀX failed")
@@ -372,6 +325,14 @@ func newADMMRob(p *Program, pert Perturbation, rho float64) (*admmRob, error) {
 	r.hat = make([]float64, d)
 	r.sortBuf = make([]float64, d)
 	return r, nil
+}
+
+// admmGram returns the symmetric product bt·b (bt = bᵀ stored row-major).
+func admmGram(bt, b blas64.General) *mat.SymDense {
+	k := bt.Rows
+	g := blas64.General{Rows: k, Cols: k, Stride: k, Data: make([]float64, k*k)}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, bt, b, 0, g)
+	return mat.NewSymDense(k, g.Data)
 }
 
 // admmRobScale returns 1/√(trace/n') for the eigenvalues of a Gram matrix

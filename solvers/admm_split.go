@@ -96,26 +96,9 @@ func NewADMMSplit(p *Program, o ADMMOptions, st *SplitState) (*ADMMSplit, error)
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Rho == 0 {
-		o.Rho = 0.1
-	}
-	if !(o.Rho > 0) || math.IsInf(o.Rho, 0) {
-		return nil, fmt.Errorf("solvers: ADMM (loss split) penalty ρ = %v, need 0 < ρ < ∞", o.Rho)
-	}
-	if o.Gamma != 0 && o.Gamma != o.Rho {
-		return nil, fmt.Errorf("solvers: ADMM (loss split) uses the unit scaled dual step (γ_a = ρ), got γ_a = %v, ρ = %v", o.Gamma, o.Rho)
-	}
-	if o.MaxIter < 0 {
-		return nil, fmt.Errorf("solvers: ADMM (loss split) MaxIter %d < 0", o.MaxIter)
-	}
-	if o.AbsTol < 0 || o.RelTol < 0 || math.IsNaN(o.AbsTol) || math.IsNaN(o.RelTol) {
-		return nil, fmt.Errorf("solvers: ADMM (loss split) tolerances AbsTol = %v, RelTol = %v, need ≥ 0", o.AbsTol, o.RelTol)
-	}
-	if o.AbsTol == 0 {
-		o.AbsTol = 1e-6
-	}
-	if o.RelTol == 0 {
-		o.RelTol = 1e-5
+	o, err := o.unitStep("ADMM (loss split)", 0.1)
+	if err != nil {
+		return nil, err
 	}
 	horizon := o.MaxIter
 	if horizon == 0 {
@@ -143,21 +126,60 @@ func NewADMMSplit(p *Program, o ADMMOptions, st *SplitState) (*ADMMSplit, error)
 }
 
 func (st *SplitState) check(n, d, np int) error {
-	if st.Iter < 0 || !(st.Rho > 0) || math.IsInf(st.Rho, 0) {
-		return fmt.Errorf("solvers: ADMM (loss split) state: iteration %d, ρ = %v", st.Iter, st.Rho)
+	return admmCheckState("ADMM (loss split)", st.Iter, st.Rho, n, d, np, []admmStateVector{
+		{"U", st.U, 2 * np * d}, {"V", st.V, 2 * np * d}, {"Lambda", st.Lambda, 2 * np * d},
+		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Q", st.Q, n}, {"Mu", st.Mu, n}})
+}
+
+// unitStep validates the options of the ADMM variants with one adaptive ρ
+// and the unit scaled dual step (ADMMSplit, ADMMRobust) and fills in the
+// defaults: ρ = rho0, AbsTol 1e-6, RelTol 1e-5.
+func (o ADMMOptions) unitStep(name string, rho0 float64) (ADMMOptions, error) {
+	if o.Rho == 0 {
+		o.Rho = rho0
 	}
-	for _, c := range []struct {
-		name string
-		v    []float64
-		want int
-	}{{"U", st.U, 2 * np * d}, {"V", st.V, 2 * np * d}, {"Lambda", st.Lambda, 2 * np * d},
-		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Q", st.Q, n}, {"Mu", st.Mu, n}} {
+	if !(o.Rho > 0) || math.IsInf(o.Rho, 0) {
+		return o, fmt.Errorf("solvers: %s penalty ρ = %v, need 0 < ρ < ∞", name, o.Rho)
+	}
+	if o.Gamma != 0 && o.Gamma != o.Rho {
+		return o, fmt.Errorf("solvers: %s uses the unit scaled dual step (γ_a = ρ), got γ_a = %v, ρ = %v", name, o.Gamma, o.Rho)
+	}
+	if o.MaxIter < 0 {
+		return o, fmt.Errorf("solvers: %s MaxIter %d < 0", name, o.MaxIter)
+	}
+	if o.AbsTol < 0 || o.RelTol < 0 || math.IsNaN(o.AbsTol) || math.IsNaN(o.RelTol) {
+		return o, fmt.Errorf("solvers: %s tolerances AbsTol = %v, RelTol = %v, need ≥ 0", name, o.AbsTol, o.RelTol)
+	}
+	if o.AbsTol == 0 {
+		o.AbsTol = 1e-6
+	}
+	if o.RelTol == 0 {
+		o.RelTol = 1e-5
+	}
+	return o, nil
+}
+
+// admmStateVector is one vector of a saved ADMM state and its required
+// length.
+type admmStateVector struct {
+	name string
+	v    []float64
+	want int
+}
+
+// admmCheckState checks a saved state's iteration count, ρ and vectors
+// (length, finiteness) and names what is wrong.
+func admmCheckState(solver string, iter int, rho float64, n, d, np int, vecs []admmStateVector) error {
+	if iter < 0 || !(rho > 0) || math.IsInf(rho, 0) {
+		return fmt.Errorf("solvers: %s state: iteration %d, ρ = %v", solver, iter, rho)
+	}
+	for _, c := range vecs {
 		if len(c.v) != c.want {
-			return fmt.Errorf("solvers: ADMM (loss split) state: %s has %d entries, the program needs %d (n=%d, d=%d, P=%d)", c.name, len(c.v), c.want, n, d, np)
+			return fmt.Errorf("solvers: %s state: %s has %d entries, the program needs %d (n=%d, d=%d, P=%d)", solver, c.name, len(c.v), c.want, n, d, np)
 		}
 		for q, v := range c.v {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("solvers: ADMM (loss split) state: %s[%d] is %v", c.name, q, v)
+				return fmt.Errorf("solvers: %s state: %s[%d] is %v", solver, c.name, q, v)
 			}
 		}
 	}
