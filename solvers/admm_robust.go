@@ -538,27 +538,7 @@ func (r *admmRob) step(absTol, relTol float64) ADMMStep {
 
 // adapt applies residual balancing to ρ (see ADMMSplit).
 func (r *admmRob) adapt(s ADMMStep) {
-	const mu, tau = 10.0, 2.0
-	if !adaptDue(r.iter) {
-		return
-	}
-	var f float64
-	switch {
-	case r.rho >= admmRhoMax*r.rho0 || r.rho <= r.rho0/admmRhoMax:
-		return
-	case s.PrimalResidual > mu*s.DualResidual:
-		f = tau
-	case s.DualResidual > mu*s.PrimalResidual:
-		f = 1 / tau
-	default:
-		return
-	}
-	r.rho *= f
-	for _, z := range [][]float64{r.lam, r.kap, r.nu, r.mm, r.gn, r.am} {
-		for q := range z {
-			z[q] /= f
-		}
-	}
+	r.rho = admmRebalance(r.iter, r.rho, r.rho0, s, r.lam, r.kap, r.nu, r.mm, r.gn, r.am)
 }
 
 // objectives returns the robust objective at v, the clean l^{u,α} of the

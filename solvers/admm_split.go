@@ -533,27 +533,36 @@ func adaptDue(k int) bool {
 // adapt applies residual balancing to ρ; the u-update matrix does not
 // depend on ρ, the scaled duals are rescaled by ρ_old/ρ_new.
 func (h *admmHinge) adapt(s ADMMStep) {
+	h.rho = admmRebalance(h.iter, h.rho, h.rho0, s, h.lam, h.nu, h.mu, h.gq[2*h.np*h.d:])
+}
+
+// admmRebalance is residual balancing (Boyd et al. §3.4.1) after iteration
+// k, when adaptDue(k): ρ doubles when the primal residual exceeds 10× the
+// dual one and halves in the opposite case, within a factor admmRhoMax of
+// rho0; the scaled duals are divided by the same factor. It returns the new
+// ρ.
+func admmRebalance(k int, rho, rho0 float64, s ADMMStep, duals ...[]float64) float64 {
 	const mu, tau = 10.0, 2.0
-	if !adaptDue(h.iter) {
-		return
+	if !adaptDue(k) {
+		return rho
 	}
 	var f float64
 	switch {
-	case h.rho >= admmRhoMax*h.rho0 || h.rho <= h.rho0/admmRhoMax:
-		return
+	case rho >= admmRhoMax*rho0 || rho <= rho0/admmRhoMax:
+		return rho
 	case s.PrimalResidual > mu*s.DualResidual:
 		f = tau
 	case s.DualResidual > mu*s.PrimalResidual:
 		f = 1 / tau
 	default:
-		return
+		return rho
 	}
-	h.rho *= f
-	for _, z := range [][]float64{h.lam, h.nu, h.mu, h.gq[2*h.np*h.d:]} {
+	for _, z := range duals {
 		for q := range z {
 			z[q] /= f
 		}
 	}
+	return rho * f
 }
 
 // objectives returns the objectives l^{v,w} and l^{u,α} of the
