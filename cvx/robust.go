@@ -139,3 +139,31 @@ func solveRobust(prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solu
 	}
 	return s, nil
 }
+
+// FeasibleNetwork returns the network of a run whose weights satisfy the
+// robust constraints eq. (robust_constraint) exactly: for a robust ADMM run,
+// the iterate (which meets them only to its residual) is passed through
+// solvers.RestoreRobustFeasibility, which replaces each violating neuron
+// group by its nearest robust-feasible one (a small cone QP per group), so
+// that every training point is certified (Certified). It also returns the
+// number of groups changed and the robust objective of the restored weights.
+// For any other run it is Network, with 0 groups changed and Objective.
+func (r *Run) FeasibleNetwork() (net *Network, changed int, objective float64, err error) {
+	if r.err != nil {
+		return nil, 0, 0, r.err
+	}
+	e, ok := r.eng.(*admmEngine)
+	if !ok || e.pert == nil {
+		net, err = r.Network()
+		return net, 0, r.Objective(), err
+	}
+	wt, changed, err := solvers.RestoreRobustFeasibility(context.Background(), e.prog, e.weights(), *e.pert)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("cvx: %w", err)
+	}
+	if objective, err = solvers.RobustObjective(e.prog, wt, *e.pert); err != nil {
+		return nil, 0, 0, err
+	}
+	net, err = e.prog.Recover(wt, recoverTol(wt))
+	return net, changed, objective, err
+}

@@ -249,5 +249,24 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		if _, err := prog.NonconvexObjective(net); err != nil {
 			t.Fatal(err)
 		}
+		// The restored network is certified at every training point, and its
+		// robust objective is at least the optimum and close to the run's.
+		fnet, changed, fobj, err := run.FeasibleNetwork()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, _, err := Certified(fnet, x, 0.05, nm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, ok := range cert {
+			if !ok {
+				t.Fatalf("ℓ_%s: point %d not certified by the restored network (%d groups changed)", nm, k, changed)
+			}
+		}
+		t.Logf("ℓ_%s: restored %d groups, robust objective %.10g", nm, changed, fobj)
+		if fobj < sol.Objective*(1-1e-9) || fobj > run.Objective()+1e-3 {
+			t.Fatalf("ℓ_%s: restored robust objective %.10g, run %.10g, IPM %.10g", nm, fobj, run.Objective(), sol.Objective)
+		}
 	}
 }
