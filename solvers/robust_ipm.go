@@ -256,18 +256,18 @@ func (rb *robustCone) dualNormBound(e []robustLin) robustLin {
 	return rho
 }
 
-// coneQP assembles Gx + s = h: a row "e(x) ∈ cone" is G = −coefficients,
-// h = constant.
-func (rb *robustCone) coneQP() *ConeQP {
+// assemble returns G, h and the cone of the rows: a row "e(x) ∈ cone" is
+// G = −coefficients, h = constant (Gx + s = h, s in the cone); the orthant
+// rows come first, then the second-order cones.
+func (rb *robustCone) assemble() (*mat.Dense, []float64, Cone) {
 	k := Cone{Orthant: len(rb.lin)}
 	rows := append([]robustLin(nil), rb.lin...)
 	for _, c := range rb.soc {
 		k.SOC = append(k.SOC, len(c))
 		rows = append(rows, c...)
 	}
-	m := len(rows)
-	g := mat.NewDense(m, rb.nx, nil)
-	h := make([]float64, m)
+	g := mat.NewDense(len(rows), rb.nx, nil)
+	h := make([]float64, len(rows))
 	for r, e := range rows {
 		row := g.RawRowView(r)
 		for t, i := range e.idx {
@@ -275,6 +275,12 @@ func (rb *robustCone) coneQP() *ConeQP {
 		}
 		h[r] = e.c
 	}
+	return g, h, k
+}
+
+// coneQP assembles the robust program (see assemble).
+func (rb *robustCone) coneQP() *ConeQP {
+	g, h, k := rb.assemble()
 	ng := 2 * rb.np
 	nu := ng * rb.d
 	c := make([]float64, rb.nx)

@@ -151,21 +151,7 @@ func robustProjectGroup(ctx context.Context, p *Program, i int, u0 []float64, pe
 		}
 		rb.lin = append(rb.lin, row)
 	}
-	k := Cone{Orthant: len(rb.lin)}
-	rows := append([]robustLin(nil), rb.lin...)
-	for _, c := range rb.soc {
-		k.SOC = append(k.SOC, len(c))
-		rows = append(rows, c...)
-	}
-	g := mat.NewDense(len(rows), rb.nx, nil)
-	h := make([]float64, len(rows))
-	for r, e := range rows {
-		row := g.RawRowView(r)
-		for t, idx := range e.idx {
-			row[idx] -= e.val[t]
-		}
-		h[r] = e.c
-	}
+	g, h, k := rb.assemble()
 	q := mat.NewSymDense(rb.nx, nil)
 	c := make([]float64, rb.nx)
 	for l := 0; l < d; l++ {
