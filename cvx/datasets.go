@@ -17,15 +17,7 @@ import (
 // classes, each captioned with its class name: a look at what the network
 // will see after downsampling.
 func Images(s *data.Set, n int) error {
-	h, err := imagesHTML(s, n)
-	if err != nil {
-		report(err)
-		return err
-	}
-	if InNotebook() {
-		display(h)
-	}
-	return nil
+	return showHTML(imagesHTML(s, n))
 }
 
 func imagesHTML(s *data.Set, n int) (string, error) {

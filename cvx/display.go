@@ -34,6 +34,19 @@ func Show(f *plots.Figure) error {
 	return nil
 }
 
+// showHTML displays rendered HTML in the notebook, or reports the error of
+// rendering it; outside a notebook it does nothing.
+func showHTML(h string, err error) error {
+	if err != nil {
+		report(err)
+		return err
+	}
+	if InNotebook() {
+		display(h)
+	}
+	return nil
+}
+
 // display shows HTML and waits until GoNB has taken it: a display sent just
 // before the cell's process exits can otherwise be lost.
 func display(h string) {

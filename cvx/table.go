@@ -12,15 +12,7 @@ import (
 // column is aligned left, the others right. Outside a notebook it does
 // nothing (print the values as text there).
 func Table(caption string, head []string, rows [][]string) error {
-	h, err := tableHTML(caption, head, rows)
-	if err != nil {
-		report(err)
-		return err
-	}
-	if InNotebook() {
-		display(h)
-	}
-	return nil
+	return showHTML(tableHTML(caption, head, rows))
 }
 
 // tableHTML renders Table's HTML.

@@ -524,10 +524,13 @@ func SolveADMM(ctx context.Context, p *Program, o ADMMOptions, st *ADMMState, on
 	return a, hist, err
 }
 
-// admmLoop takes up to maxIter steps, stopping after a converged step or one
-// onStep (if not nil) rejects, or with ctx's error when ctx is done; it
-// returns the steps taken.
+// admmLoop takes up to maxIter steps (0 means 1000), stopping after a
+// converged step or one onStep (if not nil) rejects, or with ctx's error
+// when ctx is done; it returns the steps taken.
 func admmLoop[S any](ctx context.Context, maxIter int, step func() S, converged, onStep func(S) bool) ([]S, error) {
+	if maxIter == 0 {
+		maxIter = 1000
+	}
 	var hist []S
 	for len(hist) < maxIter {
 		if err := ctx.Err(); err != nil {

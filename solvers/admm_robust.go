@@ -194,11 +194,7 @@ func SolveADMMRobust(ctx context.Context, p *Program, pert Perturbation, o ADMMO
 	if err != nil {
 		return nil, nil, err
 	}
-	maxIter := o.MaxIter
-	if maxIter == 0 {
-		maxIter = 1000
-	}
-	hist, err := admmLoop(ctx, maxIter, a.Step, a.Converged, onStep)
+	hist, err := admmLoop(ctx, o.MaxIter, a.Step, a.Converged, onStep)
 	return a, hist, err
 }
 

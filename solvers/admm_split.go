@@ -221,11 +221,7 @@ func SolveADMMSplit(ctx context.Context, p *Program, o ADMMOptions, st *SplitSta
 	if err != nil {
 		return nil, nil, err
 	}
-	maxIter := o.MaxIter
-	if maxIter == 0 {
-		maxIter = 1000
-	}
-	hist, err := admmLoop(ctx, maxIter, a.Step, a.Converged, onStep)
+	hist, err := admmLoop(ctx, o.MaxIter, a.Step, a.Converged, onStep)
 	return a, hist, err
 }
 
