@@ -58,8 +58,10 @@ func TestBCEFISTAOptimality(t *testing.T) {
 	if st.ProxGrad > 1e-8 || st.Gap > 1e-7 || st.Gap < -1e-12 {
 		t.Fatalf("not optimal: proxgrad %g gap %g", st.ProxGrad, st.Gap)
 	}
-	if g := p.DualityGap(alpha); math.Abs(g-st.Gap) > 1e-12 {
-		t.Fatalf("DualityGap %g vs step gap %g", g, st.Gap)
+	// The step's gap uses the dual point of the extrapolated iterate, the
+	// DualityGap that of α itself: two certificates, both small at the end.
+	if g := p.DualityGap(alpha); g > 1e-7 || g < -1e-12 {
+		t.Fatalf("DualityGap %g at the final α (step gap %g)", g, st.Gap)
 	}
 	if st.Nonzeros == 0 || st.Nonzeros == len(alpha) {
 		t.Logf("warning: nnz %d of %d", st.Nonzeros, len(alpha))
