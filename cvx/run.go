@@ -60,6 +60,7 @@ type Point struct {
 	DualResidual   float64 `json:"dual_residual,omitempty"`   // ADMM
 	Violation      float64 `json:"violation,omitempty"`       // ADMM: max constraint violation
 	Validation     float64 `json:"validation,omitempty"`      // optional validation metric
+	Validated      bool    `json:"validated,omitempty"`       // Validation was measured at this iteration (see Run.ValidateEvery)
 	Seconds        float64 `json:"seconds"`                   // solver time since the run started, over all cells
 
 	// Back-propagation (Backprop): RobustObjective is the non-convex
@@ -98,6 +99,12 @@ type Run struct {
 	// network; its value is recorded in the history (Point.Validation) and
 	// drawn, and Iterate stops early when it returns stop = true.
 	Validate func(net *Network) (metric float64, stop bool)
+	// ValidateEvery calls Validate only after every ValidateEvery-th
+	// iteration and after the last one of each Iterate call (0 or 1: after
+	// every iteration), for networks whose recovery and evaluation cost
+	// more than an iteration (SCP with tens of thousands of neurons). The
+	// other points have Validated false.
+	ValidateEvery int
 }
 
 // Start begins a fresh run under name, discarding any saved run of that name.
@@ -243,12 +250,13 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		r.elapsed += time.Since(t0).Seconds()
 		pt.Seconds = r.elapsed
 		stopEarly := false
-		if r.Validate != nil {
+		if r.Validate != nil && (r.ValidateEvery <= 1 || pt.Iter%r.ValidateEvery == 0 || i == k-1) {
 			net, err := r.eng.network()
 			if err != nil {
 				return err
 			}
 			pt.Validation, stopEarly = r.Validate(net)
+			pt.Validated = true
 		}
 		r.history = append(r.history, pt)
 		if time.Since(lastSave) > every {

@@ -257,4 +257,23 @@ func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
 	if err := c.Iterate(100); err != nil || c.Iter() != 7 || c.History()[6].Validation != 7 {
 		t.Fatalf("early stopping: iteration %d, err %v", c.Iter(), err)
 	}
+	// Validation every 3rd iteration and at the end of each Iterate call.
+	e := Start("every", prob(), ADMM{Rho: 0.1, Tol: 1e-300})
+	e.Quiet, e.ValidateEvery = true, 3
+	var seen []int
+	e.Validate = func(*Network) (float64, bool) { seen = append(seen, e.Iter()); return 0.5, false }
+	if err := e.Iterate(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Iterate(4); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seen) != "[3 6 7 9 11]" {
+		t.Fatalf("ValidateEvery 3: validated after iterations %v, want [3 6 7 9 11]", seen)
+	}
+	for _, p := range e.History() {
+		if want := p.Iter%3 == 0 || p.Iter == 7 || p.Iter == 11; p.Validated != want || (p.Validation == 0.5) != want {
+			t.Fatalf("iteration %d: Validated %v, Validation %v", p.Iter, p.Validated, p.Validation)
+		}
+	}
 }
