@@ -21,6 +21,8 @@ func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
 		"bce-rbcd":          func() (*Problem, Method) { return pat().BCE(), ADMM{} },
 		"logistic-rbcd":     func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "rbcd", Blocks: 2, Seed: 5} },
 		"logistic-split":    func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
+		"squared-cg":        func() (*Problem, Method) { return pat(), ADMM{Route: "cg"} },
+		"hinge-split-cg":    func() (*Problem, Method) { return pat().Hinge(), ADMM{Route: "cg"} },
 		"hinge-robust":      func() (*Problem, Method) { return pat().Hinge().Robust(0.05), ADMM{} },
 		"bce-robust-l2":     func() (*Problem, Method) { return pat().BCE().Robust(0.05, "2"), ADMM{} },
 		"squared-robust-l1": func() (*Problem, Method) { return pat().Squared().Robust(0.02, "1"), ADMM{Inner: "robust"} },
@@ -88,6 +90,8 @@ func TestLossMethodMismatchIsNamed(t *testing.T) {
 		{Classify(x, y).BCE().SamplePatterns(4, 1), ADMM{Inner: "closed-form"}, "squared loss"},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Inner: "newton"}, `Inner: "newton"`},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Blocks: 2}, "options of Inner"},
+		{Classify(x, y).SamplePatterns(4, 1), ADMM{Route: "lu"}, `Route: "lu"`},
+		{Classify(x, y).BCE().SamplePatterns(4, 1), ADMM{Route: "cg"}, "RBCD solves no linear system"},
 		{Regress(x, y).BCE().SamplePatterns(4, 1), ADMM{}, "for classification"},
 	} {
 		r := Start("bad", c.p, c.m)
@@ -146,6 +150,7 @@ func TestMethodsOnRobustProblems(t *testing.T) {
 	}{
 		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Inner: "split"}},
 		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Blocks: 2}},
+		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Route: "cg"}},
 		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Inner: "robust"}},
 		{Classify(x, y).Robust(0.05).SampleNeurons(10, 1), FISTA{}},
 	} {

@@ -373,7 +373,7 @@ func (a *ADMM) Step() ADMMStep {
 		b[q] = a.fty[q] + st.V[q] - st.Lambda[q] + gs[q] - gn[q]
 	}
 	t1 := admmNow()
-	a.sys.solve(b)
+	a.sys.solve(b, st.U, st.Iter)
 	copy(st.U, b)
 
 	// G u: rows (2D_j − I) X u_j.
@@ -567,3 +567,7 @@ func groupShrink(v, u, lam []float64, thr float64) float64 {
 	}
 	return c * nrm
 }
+
+// CGIters returns the conjugate-gradient iterations of the last u-update
+// (route "cg"; 0 for the factored routes).
+func (a *ADMM) CGIters() int { return a.sys.cgIters }

@@ -59,7 +59,7 @@ func admmBenchName(p *Program) string {
 		}
 	}
 	w, dr := admmCosts(n, d, np, counts)
-	return fmt.Sprintf("n=%d,d=%d,P=%d,%s", n, d, np, admmChooseRoute(w, dr, 1000))
+	return fmt.Sprintf("n=%d,d=%d,P=%d,%s", n, d, np, admmChooseRoute(w, dr, admmCGCost(n, d, np), 1000))
 }
 
 // admmBenchCache keeps one program and one set-up solver per shape, so the

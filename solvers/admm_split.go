@@ -363,7 +363,7 @@ func (h *admmHinge) step(absTol, relTol float64) ADMMStep {
 	for q := range h.b {
 		h.b[q] = h.v[q] - h.lam[q] + gs[q] - gn[q]
 	}
-	h.sys.solve(h.b)
+	h.sys.solve(h.b, h.u, h.iter)
 	copy(h.u, h.b)
 
 	// X u_j, then F u and G u.

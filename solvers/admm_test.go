@@ -93,7 +93,7 @@ func relDiff(a, b []float64) float64 {
 }
 
 // TestADMMRoutesMatchDenseSolve solves the u-update system (eq. uupdate)
-// by both routes and by a dense Cholesky factorization of the full
+// by the three routes and by a dense Cholesky factorization of the full
 // 2dP×2dP matrix I + (1/ρ)FᵀF + GᵀG.
 func TestADMMRoutesMatchDenseSolve(t *testing.T) {
 	for _, c := range []struct {
@@ -103,6 +103,10 @@ func TestADMMRoutesMatchDenseSolve(t *testing.T) {
 		p := admmProgram(c.n, c.d, c.np, 0.1, 5)
 		x := p.X.RawMatrix()
 		wood, err := newADMMSystem(x, p.D, c.rho, "woodbury", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cg, err := newADMMSystem(x, p.D, c.rho, "cg", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,9 +144,20 @@ func TestADMMRoutesMatchDenseSolve(t *testing.T) {
 				t.Fatal(err)
 			}
 			uw := append([]float64(nil), b...)
-			wood.solve(uw)
+			wood.solve(uw, nil, 0)
 			ud := append([]float64(nil), b...)
-			dir.solve(ud)
+			dir.solve(ud, nil, 0)
+			// CG from a random start, at the tolerance of a late ADMM
+			// iteration (10⁻¹²).
+			warm := make([]float64, m)
+			for q := range warm {
+				warm[q] = rng.NormFloat64()
+			}
+			uc := append([]float64(nil), b...)
+			cg.solve(uc, warm, 1e7)
+			if e := relDiff(uc, ref.RawVector().Data); e > 1e-8 || cg.cgIters == 0 {
+				t.Errorf("n=%d d=%d P=%d ρ=%v: cg and dense differ by %.2e after %d CG steps", c.n, c.d, c.np, c.rho, e, cg.cgIters)
+			}
 			if e := relDiff(uw, ud); e > 1e-10 {
 				t.Errorf("n=%d d=%d P=%d ρ=%v: woodbury and direct differ by %.2e", c.n, c.d, c.np, c.rho, e)
 			}
@@ -236,7 +251,7 @@ func TestADMMStridedX(t *testing.T) {
 	wide.Slice(0, 25, 2, 5).(*mat.Dense).Copy(p.X)
 	q := *p
 	q.X = wide.Slice(0, 25, 2, 5).(*mat.Dense)
-	for _, route := range []string{"woodbury", "direct"} {
+	for _, route := range []string{"woodbury", "direct", "cg"} {
 		_, h1 := admmRun(t, p, ADMMOptions{Route: route}, 10)
 		_, h2 := admmRun(t, &q, ADMMOptions{Route: route}, 10)
 		a, b := h1[9], h2[9]
@@ -430,14 +445,22 @@ func TestADMMMatchesInteriorPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, route := range []string{"", "cg"} {
+		_, hist, err := SolveADMM(context.Background(), p, ADMMOptions{MaxIter: 20000, AbsTol: 1e-9, RelTol: 1e-9, Route: route}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := hist[len(hist)-1].ConvexObjective
+		if math.Abs(got-res.Objective) > 1e-5*res.Objective {
+			t.Fatalf("route %q: ADMM %.10g after %d steps, interior point %.10g", route, got, len(hist), res.Objective)
+		}
+		t.Logf("route %q: ADMM %.10g after %d steps, interior point %.10g", route, got, len(hist), res.Objective)
+	}
 	_, hist, err := SolveADMM(context.Background(), p, ADMMOptions{MaxIter: 20000, AbsTol: 1e-9, RelTol: 1e-9}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := hist[len(hist)-1].ConvexObjective
-	if math.Abs(got-res.Objective) > 1e-5*res.Objective {
-		t.Fatalf("ADMM %.10g after %d steps, interior point %.10g", got, len(hist), res.Objective)
-	}
 	t.Logf("ADMM %.10g (%d steps), interior point %.10g: relative difference %.1e", got, len(hist), res.Objective, math.Abs(got-res.Objective)/res.Objective)
 }
 
@@ -445,7 +468,7 @@ func TestADMMMatchesInteriorPoint(t *testing.T) {
 // and 20 more steps equal 50 uninterrupted steps bit for bit, on both routes.
 func TestADMMExactResume(t *testing.T) {
 	p := admmProgram(30, 3, 5, 0.05, 7)
-	for _, route := range []string{"woodbury", "direct"} {
+	for _, route := range []string{"woodbury", "direct", "cg"} {
 		o := ADMMOptions{Route: route}
 		whole, hw := admmRun(t, p, o, 50)
 		part, _ := admmRun(t, p, o, 30)
@@ -571,7 +594,7 @@ func TestSolveADMMStops(t *testing.T) {
 // gonum's products stay serial.
 func TestADMMStepAllocatesNothing(t *testing.T) {
 	p := admmProgram(40, 3, 5, 0.05, 3)
-	for _, route := range []string{"woodbury", "direct"} {
+	for _, route := range []string{"woodbury", "direct", "cg"} {
 		a, err := NewADMM(p, ADMMOptions{Route: route}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -585,16 +608,20 @@ func TestADMMStepAllocatesNothing(t *testing.T) {
 // TestADMMRouteChoice checks the cost model's choice on clear-cut shapes.
 func TestADMMRouteChoice(t *testing.T) {
 	for _, c := range []struct {
-		n, d, np int
-		want     string
-	}{{11809, 100, 8, "direct"}, {1000, 100, 8, "direct"}, {1000, 100, 50, "woodbury"}, {11809, 784, 24, "woodbury"}, {100, 3, 60, "woodbury"}, {5000, 3, 30, "direct"}} {
+		n, d, np, horizon int
+		want              string
+	}{{11809, 100, 8, 1000, "direct"}, {1000, 100, 8, 1000, "direct"}, {1000, 100, 50, 1000, "woodbury"}, {11809, 784, 24, 1000, "woodbury"},
+		{100, 3, 60, 1000, "woodbury"}, {5000, 3, 30, 1000, "direct"},
+		// Table 2's 10 iterations: factoring the n×n matrix costs more than
+		// all the CG steps.
+		{11809, 784, 24, 10, "cg"}, {11809, 100, 8, 10, "direct"}, {100, 3, 60, 10, "woodbury"}} {
 		counts := make([]int, c.n)
 		for k := range counts {
 			counts[k] = c.np / 2
 		}
 		w, d := admmCosts(c.n, c.d, c.np, counts)
-		if got := admmChooseRoute(w, d, 1000); got != c.want {
-			t.Errorf("n=%d d=%d P=%d: chose %s (woodbury %.2g + %.2g/iter, direct %.2g + %.2g/iter), want %s", c.n, c.d, c.np, got, w.setup, w.iter, d.setup, d.iter, c.want)
+		if got := admmChooseRoute(w, d, admmCGCost(c.n, c.d, c.np), c.horizon); got != c.want {
+			t.Errorf("n=%d d=%d P=%d, %d iterations: chose %s (woodbury %.2g + %.2g/iter, direct %.2g + %.2g/iter), want %s", c.n, c.d, c.np, c.horizon, got, w.setup, w.iter, d.setup, d.iter, c.want)
 		}
 	}
 }
