@@ -28,8 +28,13 @@ type ADMMOptions struct {
 	// (Distributed Optimization … ADMM, §3.3.1); 0 means 1e-6 and 1e-5.
 	// They are read at every Step, so they may be changed between steps.
 	AbsTol, RelTol float64
-	// Route selects how the u-update system is solved: "woodbury",
-	// "direct", or "" to choose by the flop estimate of admmCosts.
+	// Route selects how the u-update system is solved: "woodbury" or
+	// "direct" (a Cholesky factor formed once, exact solves), "cg" (no
+	// factor: conjugate gradients preconditioned with blkdiag(I + XᵀX),
+	// warm-started from the current iterate and stopped at the relative
+	// residual 10⁻²/(k+1)² of iteration k, summable, so the inexact ADMM
+	// converges like the exact one), or "" to choose by the flop model of
+	// admmCosts and admmCGCost over MaxIter iterations.
 	Route string
 }
 
@@ -353,8 +358,8 @@ func (a *ADMM) xRows(dst, w []float64) {
 // mostly the factorization of the u-update system.
 func (a *ADMM) SetupSeconds() float64 { return a.setupSeconds }
 
-// Route returns the route that solves the u-update system: "woodbury" or
-// "direct".
+// Route returns the route that solves the u-update system: "woodbury",
+// "direct" or "cg".
 func (a *ADMM) Route() string { return a.sys.route }
 
 // Step performs one full ADMM iteration (eq. 3.3a–c) and reports it. Apart
