@@ -31,7 +31,7 @@ import (
 //	(B_P + (2/ρ) ΦᵀΦ) m = e,  e_i = b_i − c_i,  B_P = blkdiag(M × P),
 //
 // where b = (b_1 … b_P, c_1 … c_P), and u_i = (p_i + m_i)/2,
-// z_i = (p_i − m_i)/2. The second system (dP×dP) is solved by one of two exact
+// z_i = (p_i − m_i)/2. The second system (dP×dP) is solved by one of three
 // routes:
 //
 //   - woodbury: (B_P + (2/ρ)ΦᵀΦ)⁻¹ = B_P⁻¹ − B_P⁻¹Φᵀ S⁻¹ Φ B_P⁻¹ with the n×n
@@ -43,7 +43,13 @@ import (
 //     (D_i D_j is the elementwise AND of the patterns) is assembled and
 //     factored.
 //
-// Both factor M = L_M L_Mᵀ once; products with many vectors are done as
+//   - cg (inexact, no factor but L_M): preconditioned conjugate gradients on
+//     the dP×dP system with the preconditioner B_P, whose condition number
+//     there is at most 1 + 2P/ρ (K = X M⁻¹ Xᵀ has eigenvalues below 1 and
+//     the diagonal of C is at most P); each step is one product with Φ and
+//     one with Φᵀ (4ndP flops) and two triangular solves with L_M.
+//
+// All factor M = L_M L_Mᵀ once; products with many vectors are done as
 // matrix-matrix products on row-major stacks of the vectors.
 type admmSystem struct {
 	n, d, np int
