@@ -73,7 +73,9 @@ func (n *Network) Eval(x []float64) (float64, error) {
 	return f, nil
 }
 
-// Predict returns f(x_k) for every row x_k of X (raw features, no bias column).
+// Predict returns f(x_k) for every row x_k of X (raw features, no bias
+// column). The hidden pre-activations are formed as matrix products
+// X_B U over blocks B of at most predictBlock rows.
 func (n *Network) Predict(x *mat.Dense) ([]float64, error) {
 	if err := n.check(); err != nil {
 		return nil, err
@@ -83,17 +85,35 @@ func (n *Network) Predict(x *mat.Dense) ([]float64, error) {
 		return nil, fmt.Errorf("solvers: data has %d features, network expects %d", cols, n.InputDim())
 	}
 	out := make([]float64, rows)
-	row := make([]float64, cols)
-	for k := 0; k < rows; k++ {
-		mat.Row(row, k, x)
-		f, err := n.Eval(row)
-		if err != nil {
-			return nil, err
+	d, m := n.U.Dims()
+	if rows == 0 || m == 0 {
+		return out, nil
+	}
+	w := n.U.Slice(0, cols, 0, m)
+	bs := min(rows, predictBlock)
+	z := mat.NewDense(bs, m, nil)
+	for r0 := 0; r0 < rows; r0 += bs {
+		r1 := min(r0+bs, rows)
+		zb := z.Slice(0, r1-r0, 0, m).(*mat.Dense)
+		zb.Mul(x.Slice(r0, r1, 0, cols), w)
+		for k := r0; k < r1; k++ {
+			var f float64
+			for j, v := range zb.RawRowView(k - r0) {
+				if n.Bias {
+					v += n.U.At(d-1, j)
+				}
+				if v > 0 {
+					f += v * n.Alpha[j]
+				}
+			}
+			out[k] = f
 		}
-		out[k] = f
 	}
 	return out, nil
 }
+
+// predictBlock is the number of rows whose hidden layer Predict forms at once.
+const predictBlock = 512
 
 // Accuracy returns the fraction of points classified right: f(x_k) ≥ 0
 // predicts the positive class, y_k > 0 (labels −1/+1 or 0/1).
