@@ -39,6 +39,7 @@ import (
 //     C = Σ_i d_i d_iᵀ (C_kl counts the patterns active at both x_k and x_l)
 //     and ∘ is the Hadamard product (S is half of the ρI + 2K∘C that the
 //     Woodbury identity gives on the undivided 2dP×2dP system).
+//
 //   - direct: the dP×dP matrix with blocks δ_ij M + (2/ρ) Xᵀ D_i D_j X
 //     (D_i D_j is the elementwise AND of the patterns) is assembled and
 //     factored.
