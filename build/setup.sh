@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs whatever convexnn needs and is missing, idempotently:
-#   Debian packages (Jupyter, Chromium, cvxopt), the pinned Go tools (GoNB,
+#   Debian packages (Jupyter, Chromium, cvxopt, PyTorch for `convexnn bench`), the pinned Go tools (GoNB,
 #   goimports, gopls -> bin/), the npm chart assets (-> .cache/assets) and the
 #   "Go (convexnn)" Jupyter kernel (-> .cache/jupyter/kernels/convexnn).
 # Takes seconds when everything is present.
@@ -13,7 +13,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 command -v go >/dev/null || die "Go is not installed (need Go $(sed -n 's/^go //p' go.mod) or newer): see https://go.dev/doc/install"
 
 # 1. Debian packages.
-debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt libopenblas-dev)
+debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt libopenblas-dev python3-torch)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

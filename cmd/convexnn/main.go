@@ -66,6 +66,8 @@ func main() {
 		err = dataCommand(ctx, os.Args[2:], os.Stdout)
 	case "reproduce":
 		err = reproduceCommand(ctx, os.Args[2:], os.Stdout)
+	case "bench":
+		err = benchCommand(ctx, os.Args[2:], os.Stdout)
 	case "version":
 		v := "(devel)"
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {

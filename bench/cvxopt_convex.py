@@ -1,0 +1,345 @@
+#!/usr/bin/python3
+"""CVXOPT side of `convexnn bench cvxopt`: time to a relative objective gap
+on the convex training program of Bai, Gautam and Sojoudi, eq.
+(convex_general),
+
+    minimize   l(sum_i D_i X (v_i - w_i), y) + beta * sum_i (||v_i|| + ||w_i||)
+    subject to (2 D_i - I) X v_i >= 0,  (2 D_i - I) X w_i >= 0,  i = 1..P,
+
+with Debian's python3-cvxopt (run with /usr/bin/python3).
+
+The formulation is that of solvers/testdata/cvxopt_oracle.py, built with
+numpy instead of Python loops (so that the problem construction, which is
+timed, costs what a competent user's would): variables v_1..v_P, w_1..w_P
+(d each), t (2P) with (t_j, u_j) in the second-order cone Q^{d+1}, and for the
+hinge loss xi (n). The squared loss l = 1/2 ||yhat - y||^2 is the cone QP
+
+    minimize 1/2 u'F'Fu - y'Fu + beta 1't   (coneqp, 1/2 ||y||^2 added back),
+
+the hinge loss l = (1/n) sum_k max(0, 1 - y_k yhat_k) the cone LP
+
+    minimize (1/n) 1'xi + beta 1't,  xi >= 0,  xi_k + y_k (Fu)_k >= 1   (conelp).
+
+CVXOPT has no per-iteration callback, so the time to the target is that of
+the fastest run, from scratch, with options['maxiters'] = k whose returned
+point reaches the target: its objective l^{v,w}, recomputed from v and w,
+within target * |pstar| of pstar, and its largest constraint violation
+max (-(2D_i - I) X u_j)_+ at most viol_tol * viol_scale. A run is timed with
+time.perf_counter() inside this script and includes the problem
+construction (numpy -> cvxopt matrices) and the solve with CVXOPT's default
+KKT solver; Python start-up, the imports and the JSON parsing of the
+instance are not included.
+
+The smallest passing k (k*) is found without sweeping k = 1, 2, ..., since
+every run costs seconds per iteration at the benchmark's size:
+
+ 1. A reference solve at tight tolerances (1e-9, or 1e-8 if CVXOPT fails
+    with a domain error) gives CVXOPT's own optimum, which the Go side
+    compares with its pstar. It runs CVXOPT's default KKT solver (misc.kkt_chol
+    for coneqp, misc.kkt_qr for conelp, built exactly as coneprog builds
+    them) through a wrapper that, at each call, copies the current iterate
+    from the solver's frame (locals `iters`, `x`, and `tau` for conelp, whose
+    point is x/tau). The iterate of iteration k is the point a run with
+    maxiters = k returns (the tolerances only decide when to stop), so this
+    one run gives every candidate: k* is the first that passes, and k* - 1
+    is known to fail.
+ 2. The timed runs are ordinary runs (no wrapper) with maxiters = k*; the
+    first one's point is tested again. If it does not pass (or no iterates
+    could be copied, should CVXOPT's internals differ), k* is searched by
+    runs: up from the guess (the first k whose logged primal objective is
+    within the target, else the reference's iteration count) until one
+    passes, then down while k - 1 passes.
+
+stdin:  {"X": [[...]], "y": [...], "D": [[0/1, ...]], "loss": "squared"|"hinge",
+         "beta": b, "pstar": p*, "target": 1e-4, "viol_scale": s,
+         "viol_tol": 1e-6, "runs": N, "max_k": K}
+stdout: {"reference": {...}, "trajectory": [per reference iterate: k, seconds, rel_gap,
+         rel_violation], "guess": k, "sweep": [every run from scratch], "k": k* (0 if never reached),
+         "hit": {...}, "hit_weights": {"v": [[...]], "w": [[...]]},
+         "runs": [{"build": s, "solve": s, "total": s}],
+         "median_seconds": s, "median_build_seconds": s, "median_solve_seconds": s}
+"""
+import contextlib
+import io
+import json
+import re
+import sys
+import time
+
+import numpy as np
+from cvxopt import matrix, misc, solvers, spmatrix
+
+
+def build(X, y, D, loss, beta):
+    """The cone program as cvxopt matrices: (Q or None, c, G, h, dims, const)."""
+    n, d = X.shape
+    P = D.shape[0]
+    ng = 2 * P
+    nu = ng * d
+    hinge = loss == "hinge"
+    nx = nu + ng + (n if hinge else 0)
+    S = 2.0 * D - 1.0  # P x n
+
+    # F_v = [D_1 X ... D_P X] (n x dP); F = [F_v, -F_v] on u.
+    Fv = (D[:, :, None] * X[None, :, :]).transpose(1, 0, 2).reshape(n, P * d)
+
+    vals, rows, cols, h = [], [], [], []
+    # Pattern rows -(2D_i - I) X u_j <= 0: row j*n + k, columns j*d .. j*d+d-1.
+    kk = np.repeat(np.arange(n), d)
+    ll = np.tile(np.arange(d), n)
+    for j in range(ng):
+        i = j % P
+        vals.append((-S[i][:, None] * X).ravel())
+        rows.append(j * n + kk)
+        cols.append(j * d + ll)
+    row = ng * n
+    hl = [np.zeros(ng * n)]
+    if hinge:
+        xi0 = nu + ng
+        # -xi_k <= 0
+        vals.append(-np.ones(n))
+        rows.append(row + np.arange(n))
+        cols.append(xi0 + np.arange(n))
+        hl.append(np.zeros(n))
+        row += n
+        # -xi_k - y_k (F u)_k <= -1
+        M = -y[:, None] * np.hstack([Fv, -Fv])
+        r, c = np.nonzero(M)
+        vals.append(M[r, c])
+        rows.append(row + r)
+        cols.append(c)
+        vals.append(-np.ones(n))
+        rows.append(row + np.arange(n))
+        cols.append(xi0 + np.arange(n))
+        hl.append(-np.ones(n))
+        row += n
+    nl = row
+    # Second-order cones -(t_j, u_j) <=_Q 0.
+    for j in range(ng):
+        r0 = row + j * (d + 1)
+        vals.append(-np.ones(d + 1))
+        rows.append(r0 + np.arange(d + 1))
+        cols.append(np.concatenate(([nu + j], j * d + np.arange(d))))
+    row += ng * (d + 1)
+    hl.append(np.zeros(ng * (d + 1)))
+    vals = np.concatenate(vals)
+    rows = np.concatenate(rows).astype(int)
+    cols = np.concatenate(cols).astype(int)
+    G = spmatrix(matrix(vals), matrix(rows), matrix(cols), (row, nx))
+    h = matrix(np.concatenate(hl))
+    dims = {"l": nl, "q": [d + 1] * ng, "s": []}
+
+    c = np.zeros(nx)
+    c[nu:nu + ng] = beta
+    if hinge:
+        c[nu + ng:] = 1.0 / n
+        return None, matrix(c), G, h, dims, 0.0
+    fty = Fv.T @ y
+    c[:nu] = np.concatenate([-fty, fty])
+    B = Fv.T @ Fv
+    Q = np.zeros((nx, nx))
+    Q[:P * d, :P * d] = B
+    Q[:P * d, P * d:nu] = -B
+    Q[P * d:nu, :P * d] = -B
+    Q[P * d:nu, P * d:nu] = B
+    return matrix(Q), matrix(c), G, h, dims, 0.5 * float(y @ y)
+
+
+def solve(prob, hinge, maxiters, tol, progress=False, kktsolver=None):
+    Q, c, G, h, dims, _ = prob
+    solvers.options.update({"abstol": tol, "reltol": tol, "feastol": tol,
+                            "maxiters": maxiters, "show_progress": progress})
+    kw = {} if kktsolver is None else {"kktsolver": kktsolver}
+    if hinge:
+        return solvers.conelp(c, G, h, dims, **kw)
+    return solvers.coneqp(Q, c, G, h, dims, **kw)
+
+
+def recording_kktsolver(prob, hinge):
+    """CVXOPT's default KKT solver for the program (conelp: 'qr', coneqp:
+    'chol', as coneprog builds them), wrapped to copy the iterate of every
+    iteration from the solver's frame: returns (kktsolver, {k: (x, seconds)})."""
+    Q, c, G, h, dims, _ = prob
+    A = spmatrix([], [], [], (0, c.size[0]))
+    factor = misc.kkt_qr(G, dims, A) if hinge else misc.kkt_chol(G, dims, A)
+    seen = {}
+    t0 = time.perf_counter()
+
+    def kktsolver(W):
+        loc = sys._getframe(1).f_locals
+        k, x = loc.get("iters"), loc.get("x")
+        if isinstance(k, int) and isinstance(x, matrix) and k not in seen:
+            pt = np.array(x).ravel()
+            if hinge:
+                pt = pt / loc["tau"]
+            seen[k] = (pt, time.perf_counter() - t0)
+        return factor(W) if hinge else factor(W, Q)
+
+    return kktsolver, seen
+
+
+def weights(sol, P, d):
+    return point_weights(np.array(sol["x"]).ravel(), P, d)
+
+
+def point_weights(x, P, d):
+    return x[:P * d].reshape(P, d), x[P * d:2 * P * d].reshape(P, d)
+
+
+def evaluate(X, y, D, v, w, hinge, beta):
+    """l^{v,w} recomputed from v and w, and the largest constraint violation."""
+    S = 2.0 * D - 1.0
+    zv, zw = X @ v.T, X @ w.T  # n x P
+    yhat = np.sum(D.T * (zv - zw), axis=1)
+    if hinge:
+        loss = float(np.mean(np.maximum(0.0, 1.0 - y * yhat)))
+    else:
+        loss = 0.5 * float(np.sum((yhat - y) ** 2))
+    reg = float(np.sum(np.linalg.norm(v, axis=1)) + np.sum(np.linalg.norm(w, axis=1)))
+    viol = max(0.0, float(np.max(-S.T * zv)), float(np.max(-S.T * zw)))
+    return loss + beta * reg, viol
+
+
+def progress_costs(log, const):
+    """The primal objective (plus const) of every iterate in a progress log:
+    line k of the log is the point after k iterations, the one a run with
+    maxiters = k returns."""
+    costs = {}
+    for line in log.splitlines():
+        m = re.match(r"\s*(\d+):\s+(\S+)", line)
+        if m:
+            try:
+                costs[int(m.group(1))] = float(m.group(2)) + const
+            except ValueError:
+                pass
+    return costs
+
+
+def main():
+    inp = json.load(sys.stdin)
+    X = np.array(inp["X"], dtype=float)
+    y = np.array(inp["y"], dtype=float)
+    D = np.array(inp["D"], dtype=float)
+    loss, beta = inp["loss"], float(inp["beta"])
+    if loss not in ("squared", "hinge"):
+        raise ValueError("unknown loss %r" % loss)
+    hinge = loss == "hinge"
+    pstar, target = float(inp["pstar"]), float(inp["target"])
+    vscale, vtol = float(inp["viol_scale"]), float(inp["viol_tol"])
+    runs, max_k = int(inp["runs"]), int(inp["max_k"])
+    P, d = D.shape[0], X.shape[1]
+
+    def judge(v, w):
+        obj, viol = evaluate(X, y, D, v, w, hinge, beta)
+        gap = abs(obj - pstar) / abs(pstar)
+        rv = viol / vscale if vscale > 0 else viol
+        return obj, gap, rv, gap <= target and rv <= vtol
+
+    prob = build(X, y, D, loss, beta)
+
+    # 1. Reference optimum at tight tolerances, recording every iterate.
+    ref, log, seen = None, "", {}
+    for tol in (1e-9, 1e-8):
+        buf = io.StringIO()
+        kkt, seen = recording_kktsolver(prob, hinge)
+        try:
+            t0 = time.perf_counter()
+            with contextlib.redirect_stdout(buf):
+                sol = solve(prob, hinge, max_k, tol, progress=True, kktsolver=kkt)
+            secs = time.perf_counter() - t0
+        except (ArithmeticError, ValueError):
+            continue
+        v, w = weights(sol, P, d)
+        obj, viol = evaluate(X, y, D, v, w, hinge, beta)
+        ref = {"status": sol["status"], "objective": obj,
+               "solver_objective": sol["primal objective"] + prob[5],
+               "iterations": sol["iterations"], "tolerance": tol,
+               "violation": viol, "solve_seconds": secs}
+        seen.setdefault(sol["iterations"], (np.array(sol["x"]).ravel(), secs))
+        log = buf.getvalue()
+        break
+    if ref is None:
+        raise RuntimeError("CVXOPT failed at tolerances 1e-9 and 1e-8")
+
+    trajectory, guess = [], 0
+    for k in sorted(seen):
+        v, w = point_weights(seen[k][0], P, d)
+        obj, gap, rv, ok = judge(v, w)
+        trajectory.append({"k": k, "seconds": seen[k][1], "objective": obj,
+                           "rel_gap": gap, "rel_violation": rv, "pass": ok})
+        if ok and not guess and k >= 1:
+            guess = k
+    from_trajectory = guess > 0
+    if not guess:
+        # No iterates copied: guess from the progress log.
+        costs = progress_costs(log, prob[5])
+        guess = ref["iterations"]
+        for k in sorted(costs):
+            if k >= 1 and abs(costs[k] - pstar) <= target * abs(pstar):
+                guess = k
+                break
+    guess = max(1, min(guess, max_k))
+
+    # 2. Runs from scratch: construction + solve with maxiters = k.
+    tried, points = {}, {}
+
+    def trial(k):
+        if k in tried:
+            return tried[k]
+        t0 = time.perf_counter()
+        p2 = build(X, y, D, loss, beta)
+        t1 = time.perf_counter()
+        try:
+            sol = solve(p2, hinge, k, 1e-9)
+        except (ArithmeticError, ValueError) as e:
+            tried[k] = {"k": k, "error": str(e), "pass": False}
+            return tried[k]
+        t2 = time.perf_counter()
+        v, w = weights(sol, P, d)
+        points[k] = {"v": v.tolist(), "w": w.tolist()}
+        obj, gap, rv, ok = judge(v, w)
+        tried[k] = {"k": k, "iterations": sol["iterations"], "status": sol["status"],
+                    "build": t1 - t0, "solve": t2 - t1, "total": t2 - t0,
+                    "objective": obj, "rel_gap": gap, "rel_violation": rv, "pass": ok}
+        return tried[k]
+
+    kstar = 0
+    if from_trajectory and trial(guess)["pass"]:
+        kstar = guess  # and guess - 1 fails: the same iterate failed in the trajectory
+    else:
+        from_trajectory = False
+        k = guess
+        while k <= max_k:
+            r = trial(k)
+            if r["pass"]:
+                kstar = k
+                break
+            if r.get("status") == "optimal" and r["iterations"] < k:
+                break  # converged before k: larger k changes nothing
+            k += 1
+        if kstar:
+            while kstar > 1 and trial(kstar - 1)["pass"]:
+                kstar -= 1
+
+    out = {"reference": ref, "trajectory": trajectory, "guess": guess,
+           "k_from_trajectory": from_trajectory, "sweep": [tried[k] for k in sorted(tried)],
+           "k": kstar, "hit": tried.get(kstar), "hit_weights": points.get(kstar), "runs": []}
+    if kstar:
+        hit = tried[kstar]
+        out["runs"].append({"build": hit["build"], "solve": hit["solve"], "total": hit["total"]})
+        for _ in range(runs - 1):
+            t0 = time.perf_counter()
+            p2 = build(X, y, D, loss, beta)
+            t1 = time.perf_counter()
+            solve(p2, hinge, kstar, 1e-9)
+            t2 = time.perf_counter()
+            out["runs"].append({"build": t1 - t0, "solve": t2 - t1, "total": t2 - t0})
+        out["median_seconds"] = float(np.median([r["total"] for r in out["runs"]]))
+        out["median_build_seconds"] = float(np.median([r["build"] for r in out["runs"]]))
+        out["median_solve_seconds"] = float(np.median([r["solve"] for r in out["runs"]]))
+    json.dump(out, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
