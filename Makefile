@@ -1,7 +1,9 @@
 # convexnn: two commands on a fresh Debian/Ubuntu machine with Go, git, apt and npm:
 #   make notebooks   set up, then execute every notebook headless (small size) into out/notebooks/
 #   make test        set up, then run every test
-# Also: make jupyter (notebook server on 127.0.0.1 with the "Go (convexnn)" kernel), make setup.
+# Also: make jupyter (notebook server on 127.0.0.1 with the "Go (convexnn)" kernel), make setup,
+#   make reproduce (every table and figure of the paper at its size, into out/), make bench
+#   (side by side against cvxopt and PyTorch, into out/bench/).
 SHELL := /bin/bash
 REPO  := $(CURDIR)
 export JUPYTER_PATH := $(REPO)/.cache/jupyter
@@ -15,7 +17,7 @@ export CONVEXNN_DATA ?= $(SHARED_DATA)
 TAGS = $(shell cat .cache/buildtags 2>/dev/null)
 export OPENBLAS_CORETYPE ?= $(shell cat .cache/openblas-coretype 2>/dev/null)
 
-.PHONY: setup notebooks test jupyter lint clean
+.PHONY: setup notebooks test jupyter lint clean reproduce bench
 setup:
 	@bash build/setup.sh
 
@@ -39,6 +41,12 @@ test: lint
 	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...
 	@echo "numerical checks without the race detector, pure-Go BLAS:"
 	go test -count=1 -timeout 30m ./solvers/ ./cvx/ ./cmd/...
+
+reproduce: bin/convexnn
+	bin/convexnn reproduce all
+
+bench: bin/convexnn
+	bin/convexnn bench all
 
 jupyter: setup
 	jupyter notebook --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
