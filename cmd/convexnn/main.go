@@ -16,11 +16,15 @@
 //	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
 //	    attacks the network of a solve result on the problem's data (FGSM or
 //	    PGD on its loss) and prints the clean and attacked accuracies as JSON.
-//	convexnn reproduce [-size paper|small] [-out out] [-runs N] <experiment>...
-//	    runs experiments of the paper (table2-mnist, table3-fmnist,
-//	    table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, or
-//	    all) through the cvx API, writing out/<experiment>/result.json and a
+//	convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>...
+//	    runs experiments of the paper (the tables table2-mnist … table5-cifar-adv
+//	    and scp-mnist, fig-admm-complexity, the figure notebooks fig-*, or all)
+//	    through the cvx API, writing out/<experiment>/result.json and a
 //	    standalone report.html.
+//	convexnn bench cvxopt|torch|all [flags]
+//	    measures us side by side against cvxopt (our IPM and ADMM, time to a
+//	    1e-4 relative objective) and PyTorch back-propagation (time to our
+//	    ADMM's validation accuracy on Tables 2 and 3), printing the ratios.
 //	convexnn version
 package main
 
@@ -43,8 +47,11 @@ const usage = `usage:
   convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
-  convexnn reproduce [-size paper|small] [-out out] [-runs N] <experiment>... (table2-mnist, table3-fmnist,
-        table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, all)
+  convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>... (table2-mnist,
+        table3-fmnist, table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, scp-mnist,
+        fig-admm-complexity, fig-admm-conv, fig-stability, fig-admm-acc, fig-scp, fig-2d-toy, fig-landscapes,
+        fig-adv-regression, all)
+  convexnn bench cvxopt|torch|all [flags]
   convexnn version`
 
 func main() {
