@@ -881,15 +881,27 @@ func htmlTable(caption string, head []string, rows [][]string) string {
 	return b.String()
 }
 
-// reportHTML is report.html: the measured and the paper's tables, the
-// settings and the charts, standalone.
-func reportHTML(res *expResult) (string, error) {
+// reportPage is what every report.html holds, in order: the title, a
+// summary line, the tables (HTML), the definitions of the result's fields,
+// the settings as JSON with the data notes, and the charts under
+// chartsCaption. html renders it as one standalone page.
+type reportPage struct {
+	name, title, summary string
+	tables               string
+	definitions          map[string]string
+	settings             any
+	dataNotes            string
+	chartsCaption        string
+	figs                 []*plots.Figure
+}
+
+func (p reportPage) html() (string, error) {
 	assets, warn := reportAssets()
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(res.Experiment) + `</title>
+<html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(p.name) + `</title>
 <style>
-body{font-family:sans-serif;max-width:1000px;margin:1em auto;padding:0 1em}
+body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}
 caption{text-align:left;font-weight:bold;padding:4px 0}
 th,td{padding:3px 8px;border-bottom:1px solid #ccc;text-align:right}
@@ -897,37 +909,28 @@ th:first-child,td:first-child{text-align:left}
 pre{background:#f6f6f6;padding:.5em;font-size:12px;white-space:pre-wrap}
 </style></head><body>
 `)
-	b.WriteString("<h1>" + html.EscapeString(res.Title) + "</h1>\n")
-	fmt.Fprintf(&b, "<p>convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images; total %.1f s on %d CPUs.</p>\n",
-		html.EscapeString(res.Experiment), res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.WallSeconds, res.Host.CPUs)
+	b.WriteString("<h1>" + html.EscapeString(p.title) + "</h1>\n<p>" + html.EscapeString(p.summary) + "</p>\n")
 	if warn != "" {
 		b.WriteString("<p><em>" + html.EscapeString(warn) + "</em></p>\n")
 	}
-	head, rows := tableRows(res)
-	b.WriteString(htmlTable("Measured", head, rows))
-	b.WriteString(htmlTable("The paper", res.Paper.Head, res.Paper.Rows))
-	keys := make([]string, 0, len(res.Definitions))
-	for k := range res.Definitions {
+	b.WriteString(p.tables)
+	keys := make([]string, 0, len(p.definitions))
+	for k := range p.definitions {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	b.WriteString("<ul>\n")
 	for _, k := range keys {
-		b.WriteString("<li><b>" + html.EscapeString(k) + "</b>: " + html.EscapeString(res.Definitions[k]) + "</li>\n")
+		b.WriteString("<li><b>" + html.EscapeString(k) + "</b>: " + html.EscapeString(p.definitions[k]) + "</li>\n")
 	}
 	b.WriteString("</ul>\n")
-	settings, err := json.MarshalIndent(res.Settings, "", "  ")
+	settings, err := json.MarshalIndent(p.settings, "", "  ")
 	if err != nil {
 		return "", err
 	}
-	b.WriteString("<h2>Settings</h2>\n<pre>" + html.EscapeString(string(settings)) + "</pre>\n<p>" + html.EscapeString(res.DataNotes) + "</p>\n")
-
-	figs, err := reportFigures(res)
-	if err != nil {
-		return "", err
-	}
-	b.WriteString("<h2>Charts (run 1)</h2>\n")
-	for _, f := range figs {
+	b.WriteString("<h2>Settings</h2>\n<pre>" + html.EscapeString(string(settings)) + "</pre>\n<p>" + html.EscapeString(p.dataNotes) + "</p>\n")
+	b.WriteString("<h2>" + html.EscapeString(p.chartsCaption) + "</h2>\n")
+	for _, f := range p.figs {
 		h, err := f.HTML(assets, plots.HTMLOptions{})
 		if err != nil {
 			return "", err
@@ -936,6 +939,22 @@ pre{background:#f6f6f6;padding:.5em;font-size:12px;white-space:pre-wrap}
 	}
 	b.WriteString("</body></html>\n")
 	return b.String(), nil
+}
+
+// reportHTML is report.html: the measured and the paper's tables, the
+// settings and the charts, standalone.
+func reportHTML(res *expResult) (string, error) {
+	head, rows := tableRows(res)
+	figs, err := reportFigures(res)
+	if err != nil {
+		return "", err
+	}
+	return reportPage{name: res.Experiment, title: res.Title,
+		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images; total %.1f s on %d CPUs.",
+			res.Experiment, res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.WallSeconds, res.Host.CPUs),
+		tables:      htmlTable("Measured", head, rows) + htmlTable("The paper", res.Paper.Head, res.Paper.Rows),
+		definitions: res.Definitions, settings: res.Settings, dataNotes: res.DataNotes,
+		chartsCaption: "Charts (run 1)", figs: figs}.html()
 }
 
 // reportFigures are the convergence and accuracy charts.

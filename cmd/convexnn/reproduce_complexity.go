@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -742,63 +740,25 @@ func printComplexity(w io.Writer, res *complexityResult) {
 // complexityHTML is report.html: the claims, both sweeps' tables, the
 // slopes and the four charts of fig. ADMMCom, standalone.
 func complexityHTML(res *complexityResult) (string, error) {
-	assets, warn := reportAssets()
-	var b strings.Builder
-	b.WriteString(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(res.Experiment) + `</title>
-<style>
-body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}
-caption{text-align:left;font-weight:bold;padding:4px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #ccc;text-align:right}
-th:first-child,td:first-child{text-align:left}
-pre{background:#f6f6f6;padding:.5em;font-size:12px;white-space:pre-wrap}
-</style></head><body>
-`)
-	b.WriteString("<h1>" + html.EscapeString(res.Title) + "</h1>\n")
-	fmt.Fprintf(&b, "<p>convexnn reproduce %s, size %s, %d run(s) per point, %s; training subsamples of the %d training images (d = %d), %d validation images; total %.1f s on %d CPUs (%s/%s, %s).</p>\n",
-		html.EscapeString(res.Experiment), res.Size, res.Settings.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages,
-		res.WallSeconds, res.Host.CPUs, res.Host.GOOS, res.Host.GOARCH, res.Host.GoVersion)
-	if warn != "" {
-		b.WriteString("<p><em>" + html.EscapeString(warn) + "</em></p>\n")
-	}
+	var tables strings.Builder
 	head, rows := claimRows(res)
-	b.WriteString(htmlTable("The paper's claims and the measurement", head, rows))
+	tables.WriteString(htmlTable("The paper's claims and the measurement", head, rows))
 	head, rows = fitRows(res)
-	b.WriteString(htmlTable(fmt.Sprintf("Log-log slopes (least squares over the points with time ≥ %.3g s)", res.Settings.FitFloor), head, rows))
+	tables.WriteString(htmlTable(fmt.Sprintf("Log-log slopes (least squares over the points with time ≥ %.3g s)", res.Settings.FitFloor), head, rows))
 	for _, sw := range res.Sweeps {
 		head, rows := complexityRows(sw)
-		b.WriteString(htmlTable(fmt.Sprintf("Sweep over %s (%s): means (standard deviations) over the runs", sw.Variable, sw.Fixed), head, rows))
+		tables.WriteString(htmlTable(fmt.Sprintf("Sweep over %s (%s): means (standard deviations) over the runs", sw.Variable, sw.Fixed), head, rows))
 	}
-	keys := make([]string, 0, len(res.Definitions))
-	for k := range res.Definitions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	b.WriteString("<ul>\n")
-	for _, k := range keys {
-		b.WriteString("<li><b>" + html.EscapeString(k) + "</b>: " + html.EscapeString(res.Definitions[k]) + "</li>\n")
-	}
-	b.WriteString("</ul>\n")
-	settings, err := json.MarshalIndent(res.Settings, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	b.WriteString("<h2>Settings</h2>\n<pre>" + html.EscapeString(string(settings)) + "</pre>\n<p>" + html.EscapeString(res.DataNotes) + "</p>\n")
 	figs, err := complexityFigures(res)
 	if err != nil {
 		return "", err
 	}
-	b.WriteString("<h2>Charts (means over the runs)</h2>\n")
-	for _, f := range figs {
-		h, err := f.HTML(assets, plots.HTMLOptions{})
-		if err != nil {
-			return "", err
-		}
-		b.WriteString("<div>" + h + "</div>\n")
-	}
-	b.WriteString("</body></html>\n")
-	return b.String(), nil
+	return reportPage{name: res.Experiment, title: res.Title,
+		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s) per point, %s; training subsamples of the %d training images (d = %d), %d validation images; total %.1f s on %d CPUs (%s/%s, %s).",
+			res.Experiment, res.Size, res.Settings.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages,
+			res.WallSeconds, res.Host.CPUs, res.Host.GOOS, res.Host.GOARCH, res.Host.GoVersion),
+		tables: tables.String(), definitions: res.Definitions, settings: res.Settings, dataNotes: res.DataNotes,
+		chartsCaption: "Charts (means over the runs)", figs: figs}.html()
 }
 
 // complexityFigures are the four charts of fig. ADMMCom: for each sweep the
