@@ -233,23 +233,11 @@ func benchTorch(ctx context.Context, args []string, stdout io.Writer) error {
 
 	start := time.Now()
 	dir := filepath.Join(*out, "torch")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	restore, err := runStateIn(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
-	old, had := os.LookupEnv("CONVEXNN_STATE_DIR")
-	os.Setenv("CONVEXNN_STATE_DIR", state)
-	defer func() {
-		if had {
-			os.Setenv("CONVEXNN_STATE_DIR", old)
-		} else {
-			os.Unsetenv("CONVEXNN_STATE_DIR")
-		}
-	}()
+	defer restore()
 
 	res := torchBenchResult{Benchmark: "torch", Size: *size, Started: start.UTC(), TorchVersion: version, Options: opts,
 		Host:        hostInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},

@@ -357,23 +357,11 @@ experiments: ` + strings.Join(experimentNames(), ", ")
 func runExperiment(ctx context.Context, e experiment, size string, runs int, outDir string, stdout io.Writer) error {
 	start := time.Now()
 	dir := filepath.Join(outDir, e.name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	restore, err := runStateIn(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
-	old, had := os.LookupEnv("CONVEXNN_STATE_DIR")
-	os.Setenv("CONVEXNN_STATE_DIR", state)
-	defer func() {
-		if had {
-			os.Setenv("CONVEXNN_STATE_DIR", old)
-		} else {
-			os.Unsetenv("CONVEXNN_STATE_DIR")
-		}
-	}()
+	defer restore()
 
 	s := e.setup(size)
 	fmt.Fprintf(stdout, "== %s (size %s): %s\n", e.name, size, e.title)
@@ -420,6 +408,38 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	printTable(stdout, res)
+	page, err := reportHTML(res)
+	if err != nil {
+		return err
+	}
+	return writeReport(dir, res, page, res.WallSeconds, stdout)
+}
+
+// runStateIn creates dir and a temporary directory in it for the cvx runs'
+// saved state (CONVEXNN_STATE_DIR), and returns the function that removes
+// it and restores the environment.
+func runStateIn(dir string) (restore func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	state, err := os.MkdirTemp(dir, "state-")
+	if err != nil {
+		return nil, err
+	}
+	old, had := os.LookupEnv("CONVEXNN_STATE_DIR")
+	os.Setenv("CONVEXNN_STATE_DIR", state)
+	return func() {
+		if had {
+			os.Setenv("CONVEXNN_STATE_DIR", old)
+		} else {
+			os.Unsetenv("CONVEXNN_STATE_DIR")
+		}
+		os.RemoveAll(state)
+	}, nil
+}
+
+// writeReport writes res as dir/result.json and page as dir/report.html.
+func writeReport(dir string, res any, page string, seconds float64, stdout io.Writer) error {
 	raw, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -427,14 +447,10 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
 		return err
 	}
-	page, err := reportHTML(res)
-	if err != nil {
-		return err
-	}
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "   wrote %s and %s (%.1f s)\n", filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"), res.WallSeconds)
+	fmt.Fprintf(stdout, "   wrote %s and %s (%.1f s)\n", filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"), seconds)
 	return nil
 }
 

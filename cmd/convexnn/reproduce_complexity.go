@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -251,23 +250,11 @@ func runComplexitySettings(ctx context.Context, size string, s complexitySetting
 		return fmt.Errorf("settings %+v: need runs, iterations and both grids", s)
 	}
 	dir := filepath.Join(outDir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	restore, err := runStateIn(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
-	old, had := os.LookupEnv("CONVEXNN_STATE_DIR")
-	os.Setenv("CONVEXNN_STATE_DIR", state)
-	defer func() {
-		if had {
-			os.Setenv("CONVEXNN_STATE_DIR", old)
-		} else {
-			os.Unsetenv("CONVEXNN_STATE_DIR")
-		}
-	}()
+	defer restore()
 
 	fmt.Fprintf(stdout, "== %s (size %s, %d run(s) per point): %s\n", name, size, s.Runs, title)
 	sp, err := data.Paper(ctx, s.Dataset, data.DefaultSource(), data.PlusMinus)
@@ -319,22 +306,11 @@ func runComplexitySettings(ctx context.Context, size string, s complexitySetting
 	res.PeakRSSBytes = maxRSS()
 
 	printComplexity(stdout, res)
-	raw, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
-		return err
-	}
 	page, err := complexityHTML(res)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "   wrote %s and %s (%.1f s)\n", filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"), res.WallSeconds)
-	return nil
+	return writeReport(dir, res, page, res.WallSeconds, stdout)
 }
 
 // point runs every seed at (n, P_s), or returns the point already run.
