@@ -309,12 +309,8 @@ func benchCVXOPT(ctx context.Context, args []string, stdout io.Writer) error {
 		cvxbPrintTable(stdout, res.Losses)
 	}
 	res.TotalSeconds = time.Since(start).Seconds()
-	js, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
 	path := filepath.Join(dir, "result.json")
-	if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
+	if err := writeJSON(path, res); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%.0f s)\n", path, res.TotalSeconds)

@@ -254,12 +254,8 @@ func benchTorch(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	printTorchSummary(stdout, &res)
-	raw, err := json.MarshalIndent(&res, "", "  ")
-	if err != nil {
-		return err
-	}
 	path := filepath.Join(dir, "result.json")
-	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
+	if err := writeJSON(path, &res); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "   wrote %s (%.1f s)\n", path, res.WallSeconds)

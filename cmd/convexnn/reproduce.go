@@ -439,13 +439,18 @@ func runStateIn(dir string) (restore func(), err error) {
 	}, nil
 }
 
-// writeReport writes res as dir/result.json and page as dir/report.html.
-func writeReport(dir string, res any, page string, seconds float64, stdout io.Writer) error {
-	raw, err := json.MarshalIndent(res, "", "  ")
+// writeJSON writes v, indented, to path.
+func writeJSON(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
+
+// writeReport writes res as dir/result.json and page as dir/report.html.
+func writeReport(dir string, res any, page string, seconds float64, stdout io.Writer) error {
+	if err := writeJSON(filepath.Join(dir, "result.json"), res); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(page), 0o644); err != nil {

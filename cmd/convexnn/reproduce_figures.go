@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -81,11 +80,7 @@ func runFigureNotebook(ctx context.Context, name, notebook, title, size, outDir 
 	if err := os.WriteFile(filepath.Join(dir, "report.html"), page, 0o644); err != nil {
 		return err
 	}
-	raw, err := json.MarshalIndent(fr, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "result.json"), append(raw, '\n'), 0o644); err != nil {
+	if err := writeJSON(filepath.Join(dir, "result.json"), fr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "   %d failed cells, %.1f s; wrote %s and %s\n", len(res.Errors), fr.WallSeconds, filepath.Join(dir, "result.json"), filepath.Join(dir, "report.html"))
