@@ -374,7 +374,8 @@ func (s *admmSystem) applyM(q, x []float64) {
 
 // solveCG overwrites e (P×d) with the solution of A_m m = e by conjugate
 // gradients preconditioned with B_P (two triangular solves with L_M per
-// iteration), started from m0.
+// iteration), started from m0 (which may be s.cp: it is read before the
+// first search direction is written there).
 func (s *admmSystem) solveCG(e, m0 []float64, tol float64) {
 	np, d := s.np, s.d
 	r, z, p, q := s.cr, s.cz, s.cp, s.cq
@@ -440,11 +441,13 @@ func (s *admmSystem) solve(b, warm []float64, k int) {
 		h := blas64.General{Rows: np, Cols: d, Stride: d, Data: b[:pd]}
 		blas64.Trsm(blas.Right, blas.Trans, 1, s.lm, h)
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, s.lm, h)
-		m0 := s.cz // overwritten by solveCG only after m0 is copied
+		// m0 = u − z in the search-direction buffer, which solveCG reads
+		// before its first direction overwrites it.
+		m0 := s.cp
 		for q := 0; q < pd; q++ {
 			m0[q] = warm[q] - warm[pd+q]
 		}
-		s.solveCG(b[pd:2*pd], append(s.cp[:0], m0...), admmCGTol(k))
+		s.solveCG(b[pd:2*pd], m0, admmCGTol(k))
 	} else if s.route == "woodbury" {
 		// B_P⁻¹ on both halves at once: rows ← rows M⁻¹ = rows L⁻ᵀ L⁻¹.
 		all := blas64.General{Rows: 2 * np, Cols: d, Stride: d, Data: b}
