@@ -10,6 +10,11 @@ import (
 type Split struct {
 	Name        string
 	Train, Test *Set
+	// Holdout, when not nil, holds records of the source's training split
+	// that Train leaves out (a subsampled training set): a second
+	// validation set, disjoint from Train and larger than Test where the
+	// source's test split is incomplete.
+	Holdout *Set
 	// Notes says how the split was made (source files, preprocessing).
 	Notes string
 }
@@ -31,6 +36,9 @@ func Paper(ctx context.Context, name string, src Source, l Labels) (*Split, erro
 	}
 	sp.Name, sp.Notes = name, p.notes
 	sp.Train.Name, sp.Test.Name = name+" train", name+" validation"
+	if sp.Holdout != nil {
+		sp.Holdout.Name = name + " held out"
+	}
 	return sp, nil
 }
 
@@ -111,13 +119,13 @@ var paperSets = map[string]paperSet{
 		build: imagePair(CIFAR10, 2, 8, stride2),
 	},
 	"cifar-bird-ship-600": {
-		notes: "Table 5: 600 CIFAR-10 bird/ship training images chosen at random (seed 0), downsampled to 7×7×3 = 147 by area averaging; validation: the bird/ship test records present in the source, downsampled alike.",
+		notes: "Table 5: 600 CIFAR-10 bird/ship training images chosen at random (seed 0), downsampled to 7×7×3 = 147 by area averaging; validation: the bird/ship test records present in the source, downsampled alike; held out: the other 9400 bird/ship training records, downsampled alike.",
 		build: func(ctx context.Context, src Source, l Labels) (*Split, error) {
 			sp, err := imagePair(CIFAR10, 2, 8, area(7, 7))(ctx, src, l)
 			if err != nil {
 				return nil, err
 			}
-			if sp.Train, err = sp.Train.Subsample(600, 0); err != nil {
+			if sp.Train, sp.Holdout, err = sp.Train.SubsampleHoldout(600, 0); err != nil {
 				return nil, err
 			}
 			return sp, nil

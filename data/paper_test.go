@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,41 @@ func TestPaperHoldsOutWhenNoTestRecords(t *testing.T) {
 	}
 	if _, err := Paper(context.Background(), "nope", Source{Dir: dir, Offline: true}, PlusMinus); err == nil || !strings.Contains(err.Error(), "mnist-2-8") {
 		t.Fatalf("unknown name: %v", err)
+	}
+}
+
+// TestPaperTable5HoldsOutTheUnusedTrainingRecords: Table 5's 600 training
+// images and its held-out set partition the 10000 bird/ship training records.
+func TestPaperTable5HoldsOutTheUnusedTrainingRecords(t *testing.T) {
+	src := Source{Dir: sharedDataDir(t), Offline: true}
+	sp, err := Paper(context.Background(), "cifar-bird-ship-600", src, PlusMinus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, d := sp.Train.Dims()
+	if sp.Holdout == nil {
+		t.Fatal("no held-out set")
+	}
+	h, dh := sp.Holdout.Dims()
+	if n != 600 || h != 9400 || d != 147 || dh != 147 {
+		t.Fatalf("train %d×%d, held out %d×%d; want 600 and 9400 rows of 147", n, d, h, dh)
+	}
+	// No training image is held out: compare the rows themselves.
+	rows := map[string]bool{}
+	key := func(s *Set, i int) string { return fmt.Sprint(s.X.RawRowView(i)) }
+	for i := 0; i < n; i++ {
+		rows[key(sp.Train, i)] = true
+	}
+	for i := 0; i < h; i++ {
+		if rows[key(sp.Holdout, i)] {
+			t.Fatalf("held-out row %d is also a training row", i)
+		}
+	}
+	if c := sp.Holdout.ClassCounts(); c[1] < 4000 || c[-1] < 4000 {
+		t.Fatalf("held-out classes %v", c)
+	}
+	if !strings.Contains(sp.Holdout.Name, "held out") {
+		t.Fatalf("held-out set named %q", sp.Holdout.Name)
 	}
 }
 

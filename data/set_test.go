@@ -181,6 +181,33 @@ func TestSplitSubsampleBias(t *testing.T) {
 	if _, err := s.Subsample(11, 1); err == nil {
 		t.Fatal("subsample larger than the set accepted")
 	}
+	in, out, err := s.SubsampleHoldout(4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !floats.Equal(in.Y, sub.Y) {
+		t.Fatalf("SubsampleHoldout's subsample %v is not Subsample's %v", in.Y, sub.Y)
+	}
+	if len(out.Y) != 6 {
+		t.Fatalf("holdout has %d rows, want 6", len(out.Y))
+	}
+	seenH := map[float64]bool{}
+	for _, v := range append(append([]float64{}, in.Y...), out.Y...) {
+		if seenH[v] {
+			t.Fatalf("row %v both in the subsample and held out", v)
+		}
+		seenH[v] = true
+	}
+	for i := 1; i < len(out.Y); i++ {
+		if out.Y[i] <= out.Y[i-1] || out.X.At(i, 0) != out.Y[i] {
+			t.Fatalf("holdout not in original order or rows mixed: %v", out.Y)
+		}
+	}
+	for _, m := range []int{0, 10} {
+		if _, _, err := s.SubsampleHoldout(m, 1); err == nil || !strings.Contains(err.Error(), "10 rows") {
+			t.Fatalf("SubsampleHoldout(%d): %v, want an error naming the size", m, err)
+		}
+	}
 	b, err := s.AddBias()
 	if err != nil || b.X.At(3, 1) != 1 || !b.Bias {
 		t.Fatalf("AddBias: %v", err)

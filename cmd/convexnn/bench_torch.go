@@ -391,7 +391,7 @@ func benchTorchExperiment(ctx context.Context, e experiment, size string, opts t
 		return r, fmt.Errorf("the benchmark needs the squared loss, the experiment has %s", s.Loss)
 	}
 	r.Bias = true
-	t, err := runMethod(ctx, *spec, s, tr, va, 1, stdout)
+	t, err := runMethod(ctx, *spec, s, tr, va, nil, 1, stdout)
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", spec.name, err)
 	}

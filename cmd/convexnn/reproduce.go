@@ -206,15 +206,38 @@ type trial struct {
 	ValidationAccuracy float64  `json:"validation_accuracy"`
 	FGSMAccuracy       *float64 `json:"fgsm_accuracy,omitempty"`
 	PGDAccuracy        *float64 `json:"pgd_accuracy,omitempty"`
-	TrainingLoss       float64  `json:"training_loss"`
-	Objective          float64  `json:"objective"`
-	WallSeconds        float64  `json:"wall_seconds"`
-	SetupSeconds       float64  `json:"setup_seconds"`
-	IterationSeconds   float64  `json:"iteration_seconds"`
-	Iterations         int      `json:"iterations"`
-	PeakRSSBytes       int64    `json:"peak_rss_bytes"`
-	PeakHeapBytes      uint64   `json:"peak_heap_bytes"`
-	curve              []curvePoint
+	// Holdout is the evaluation on the held-out set (data.Split.Holdout).
+	Holdout *accuracies `json:"holdout,omitempty"`
+	// PeakValidation is the highest validation accuracy over the
+	// iterations, reached at iteration PeakIteration (1-based).
+	PeakValidation   float64 `json:"peak_validation_accuracy"`
+	PeakIteration    int     `json:"peak_validation_iteration"`
+	TrainingLoss     float64 `json:"training_loss"`
+	Objective        float64 `json:"objective"`
+	WallSeconds      float64 `json:"wall_seconds"`
+	SetupSeconds     float64 `json:"setup_seconds"`
+	IterationSeconds float64 `json:"iteration_seconds"`
+	Iterations       int     `json:"iterations"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	PeakHeapBytes    uint64  `json:"peak_heap_bytes"`
+	curve            []curvePoint
+}
+
+// accuracies are a network's accuracy on one set: clean and, in the
+// adversarial experiments, under the FGSM and PGD attacks.
+type accuracies struct {
+	Accuracy   float64  `json:"accuracy"`
+	AccuracySD float64  `json:"accuracy_std,omitempty"` // over the runs (methodResult)
+	FGSM       *float64 `json:"fgsm_accuracy,omitempty"`
+	PGD        *float64 `json:"pgd_accuracy,omitempty"`
+}
+
+func (a *accuracies) String() string {
+	s := fmt.Sprintf("%.2f%%", 100*a.Accuracy)
+	if a.FGSM != nil {
+		s += fmt.Sprintf(" (FGSM %.2f%%, PGD %.2f%%)", 100**a.FGSM, 100**a.PGD)
+	}
+	return s
 }
 
 // curvePoint is one iteration: wall time since the method started
@@ -232,6 +255,9 @@ type methodResult struct {
 	ValidationAccuracySD float64      `json:"validation_accuracy_std,omitempty"`
 	FGSMAccuracy         *float64     `json:"fgsm_accuracy,omitempty"`
 	PGDAccuracy          *float64     `json:"pgd_accuracy,omitempty"`
+	Holdout              *accuracies  `json:"holdout,omitempty"`          // means over the runs
+	PeakValidation       float64      `json:"peak_validation_accuracy"`   // mean over the runs
+	PeakIterations       []int        `json:"peak_validation_iterations"` // per run
 	TrainingLoss         float64      `json:"training_loss"`
 	Objective            float64      `json:"objective"`
 	WallSeconds          float64      `json:"wall_seconds"`        // mean over the runs
@@ -253,6 +279,7 @@ type expResult struct {
 	Settings    expSettings       `json:"settings"`
 	TrainImages int               `json:"train_images_used"`
 	ValImages   int               `json:"validation_images"`
+	HoldImages  int               `json:"holdout_images,omitempty"`
 	Dim         int               `json:"d"`
 	DataNotes   string            `json:"data_notes"`
 	Methods     []methodResult    `json:"methods"`
@@ -275,13 +302,15 @@ type hostInfo struct {
 }
 
 var definitions = map[string]string{
-	"validation_accuracy": "fraction of the validation images classified correctly (f(x) ≥ 0 predicts +1)",
-	"training_loss":       "the loss alone of the trained network on the training set, in the paper's units: squared ½Σ(ŷ−y)², BCE the sum Σ(−2ŷt + log(e^{2ŷ}+1)), hinge the mean",
-	"objective":           "Tables 2–4: l^{u,α}, the loss of the trained network plus its regularization (our loss convention: BCE and hinge as means); Table 5: as notebook 09 (GD-FGSM/PGD: the objective on their adversarial data, convex methods: the convex program's objective)",
-	"wall_seconds":        "wall time of the training: cvx.Start (pattern sampling, factorizations) and all iterations; data loading and the per-iteration validation evaluation excluded",
-	"iteration_seconds":   "the iterations alone (cvx Run history)",
-	"peak_rss_bytes":      "max RSS of the process (getrusage) at the end of the method: a peak over the process so far, so over this and the earlier methods of the experiment",
-	"peak_heap_bytes":     "largest Go heap in use (runtime.MemStats.HeapAlloc, sampled every 20 ms) during the method, the data set included; it can exceed the RSS, as pages of large allocations count here before they are touched",
+	"validation_accuracy":      "fraction of the validation images classified correctly (f(x) ≥ 0 predicts +1)",
+	"peak_validation_accuracy": "the highest validation accuracy over the iterations (epochs) of a run, and (in the table, per run) the iteration where it occurred: what stopping on the validation set would report, the paper's protocol for Tables 2–4 (\"we prematurely terminate the algorithm once the validation accuracy becomes satisfactory\"); optimistic, since it selects the iterate on the set it is scored on",
+	"holdout":                  "the same evaluation (clean, and FGSM/PGD for Table 5) on the held-out set: training records of the source left out of a subsampled training set (Table 5: the 9400 CIFAR bird/ship training records not among the 600), disjoint from the training set and far larger than the 206 CIFAR test records at hand",
+	"training_loss":            "the loss alone of the trained network on the training set, in the paper's units: squared ½Σ(ŷ−y)², BCE the sum Σ(−2ŷt + log(e^{2ŷ}+1)), hinge the mean",
+	"objective":                "Tables 2–4: l^{u,α}, the loss of the trained network plus its regularization (our loss convention: BCE and hinge as means); Table 5: as notebook 09 (GD-FGSM/PGD: the objective on their adversarial data, convex methods: the convex program's objective)",
+	"wall_seconds":             "wall time of the training: cvx.Start (pattern sampling, factorizations) and all iterations; data loading and the per-iteration validation evaluation excluded",
+	"iteration_seconds":        "the iterations alone (cvx Run history)",
+	"peak_rss_bytes":           "max RSS of the process (getrusage) at the end of the method: a peak over the process so far, so over this and the earlier methods of the experiment",
+	"peak_heap_bytes":          "largest Go heap in use (runtime.MemStats.HeapAlloc, sampled every 20 ms) during the method, the data set included; it can exceed the RSS, as pages of large allocations count here before they are touched",
 }
 
 // reproduceCommand is `convexnn reproduce`.
@@ -381,10 +410,15 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 	if s.Loss == "bce" {
 		s.Beta, s.Rho, s.Gamma = s.Beta/float64(n), s.Rho/float64(n), s.Gamma/float64(n)
 	}
-	fmt.Fprintf(stdout, "   data %s: %d training images, d = %d, %d validation images (loaded in %.1f s)\n", s.Dataset, n, d, len(va.Y), time.Since(start).Seconds())
+	held := ""
+	if sp.Holdout != nil {
+		held = fmt.Sprintf(", %d held-out training images", len(sp.Holdout.Y))
+	}
+	fmt.Fprintf(stdout, "   data %s: %d training images, d = %d, %d validation images%s (loaded in %.1f s)\n", s.Dataset, n, d, len(va.Y), held, time.Since(start).Seconds())
 
 	res := &expResult{Experiment: e.name, Title: e.title, Size: size, Runs: runs, Settings: s, TrainImages: n, ValImages: len(va.Y), Dim: d,
-		DataNotes: sp.Notes, Paper: paperTable{Head: e.paperHead, Rows: e.paper}, Started: start.UTC(),
+		HoldImages: heldOut(sp),
+		DataNotes:  sp.Notes, Paper: paperTable{Head: e.paperHead, Rows: e.paper}, Started: start.UTC(),
 		Host: hostInfo{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}, Definitions: definitions}
 	specs := methodsOf(s)
 	res.Methods = make([]methodResult, len(specs))
@@ -393,7 +427,7 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			t, err := runMethod(ctx, m, s, tr, va, r, stdout)
+			t, err := runMethod(ctx, m, s, tr, va, sp.Holdout, r, stdout)
 			if err != nil {
 				return fmt.Errorf("%s (run %d): %w", m.name, r, err)
 			}
@@ -414,6 +448,14 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 		return err
 	}
 	return writeReport(dir, res, page, res.WallSeconds, stdout)
+}
+
+// heldOut is the size of sp's held-out set (0: none).
+func heldOut(sp *data.Split) int {
+	if sp.Holdout == nil {
+		return 0
+	}
+	return len(sp.Holdout.Y)
 }
 
 // runStateIn creates dir and a temporary directory in it for the cvx runs'
@@ -626,7 +668,32 @@ func maxRSS() int64 {
 }
 
 // runMethod trains one method with one seed and evaluates it.
-func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va *data.Set, seed int, stdout io.Writer) (trial, error) {
+// evaluate returns the accuracy of net on set and, for an adversarial
+// experiment, its accuracy under the FGSM and PGD attacks of radius s.Eps.
+func evaluate(net *cvx.Network, set *data.Set, s expSettings) (*accuracies, error) {
+	acc, err := cvx.Accuracy(net, set.X, set.Y)
+	if err != nil {
+		return nil, err
+	}
+	r := &accuracies{Accuracy: acc}
+	if s.adversarial {
+		for _, a := range []struct {
+			method string
+			dst    **float64
+		}{{"fgsm", &r.FGSM}, {"pgd", &r.PGD}} {
+			acc, err := cvx.AttackAccuracy(net, set.X, set.Y, cvx.Hinge, cvx.Attack{Method: a.method, Eps: s.Eps})
+			if err != nil {
+				return nil, err
+			}
+			*a.dst = &acc
+		}
+	}
+	return r, nil
+}
+
+// runMethod trains one method with one seed and evaluates it on the
+// validation set va and, when ho is not nil, on the held-out set ho.
+func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va, ho *data.Set, seed int, stdout io.Writer) (trial, error) {
 	t := trial{Seed: seed}
 	if s.Neurons > 0 {
 		// The SCP feature matrix is most of the live heap (3.7 GB at
@@ -701,9 +768,12 @@ func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va *data.Se
 	}
 	last := h[len(h)-1]
 	t.Iterations, t.IterationSeconds = len(h), last.Seconds
-	for _, p := range h {
+	for it, p := range h {
 		if m.validateEvery > 1 && !p.Validated {
 			continue
+		}
+		if p.Validation > t.PeakValidation {
+			t.PeakValidation, t.PeakIteration = p.Validation, it+1
 		}
 		obj := p.Objective
 		if !m.backprop && s.Loss != "hinge" {
@@ -715,8 +785,15 @@ func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va *data.Se
 	if err != nil {
 		return t, err
 	}
-	if t.ValidationAccuracy, err = cvx.Accuracy(net, va.X, va.Y); err != nil {
+	va0, err := evaluate(net, va, s)
+	if err != nil {
 		return t, err
+	}
+	t.ValidationAccuracy, t.FGSMAccuracy, t.PGDAccuracy = va0.Accuracy, va0.FGSM, va0.PGD
+	if ho != nil {
+		if t.Holdout, err = evaluate(net, ho, s); err != nil {
+			return t, err
+		}
 	}
 	t.Objective = m.objective(run)
 	yhat, err := net.Predict(tr.X)
@@ -724,21 +801,9 @@ func runMethod(ctx context.Context, m methodSpec, s expSettings, tr, va *data.Se
 		return t, err
 	}
 	t.TrainingLoss = paperLoss(s.Loss, yhat, tr.Y)
-	if s.adversarial {
-		for _, a := range []struct {
-			method string
-			dst    **float64
-		}{{"fgsm", &t.FGSMAccuracy}, {"pgd", &t.PGDAccuracy}} {
-			acc, err := cvx.AttackAccuracy(net, va.X, va.Y, cvx.Hinge, cvx.Attack{Method: a.method, Eps: s.Eps})
-			if err != nil {
-				return t, err
-			}
-			*a.dst = &acc
-		}
-	}
-	line := fmt.Sprintf("   %s done: %d %ss, validation accuracy %.2f%%", m.name, t.Iterations, unit, 100*t.ValidationAccuracy)
-	if s.adversarial {
-		line += fmt.Sprintf(" (FGSM %.2f%%, PGD %.2f%%)", 100**t.FGSMAccuracy, 100**t.PGDAccuracy)
+	line := fmt.Sprintf("   %s done: %d %ss, validation accuracy %s", m.name, t.Iterations, unit, va0)
+	if t.Holdout != nil {
+		line += fmt.Sprintf(", held out %s", t.Holdout)
 	}
 	line += fmt.Sprintf(", training loss %.6g, objective %.6g, %.2f s (set-up %.2f s), max RSS %.0f MB, Go heap %.0f MB\n",
 		t.TrainingLoss, t.Objective, t.WallSeconds, t.SetupSeconds, float64(t.PeakRSSBytes)/1e6, float64(t.PeakHeapBytes)/1e6)
@@ -781,6 +846,8 @@ func summarize(m *methodResult) {
 		m.Iterations = max(m.Iterations, t.Iterations)
 		m.PeakRSSBytes = max(m.PeakRSSBytes, t.PeakRSSBytes)
 		m.PeakHeapBytes = max(m.PeakHeapBytes, t.PeakHeapBytes)
+		m.PeakValidation += t.PeakValidation / n
+		m.PeakIterations = append(m.PeakIterations, t.PeakIteration)
 		if t.FGSMAccuracy != nil {
 			fgsm += *t.FGSMAccuracy / n
 			pgd += *t.PGDAccuracy / n
@@ -798,6 +865,33 @@ func summarize(m *methodResult) {
 	if len(m.Runs) > 0 && m.Runs[0].FGSMAccuracy != nil {
 		m.FGSMAccuracy, m.PGDAccuracy = &fgsm, &pgd
 	}
+	if len(m.Runs) > 0 && m.Runs[0].Holdout != nil {
+		var ho []*accuracies
+		for _, t := range m.Runs {
+			ho = append(ho, t.Holdout)
+		}
+		m.Holdout = meanAccuracies(ho)
+	}
+}
+
+// meanAccuracies averages evaluations over runs (the clean accuracy with its
+// standard deviation).
+func meanAccuracies(runs []*accuracies) *accuracies {
+	var clean []float64
+	var fgsm, pgd float64
+	for _, a := range runs {
+		clean = append(clean, a.Accuracy)
+		if a.FGSM != nil {
+			fgsm += *a.FGSM / float64(len(runs))
+			pgd += *a.PGD / float64(len(runs))
+		}
+	}
+	m := &accuracies{}
+	m.Accuracy, m.AccuracySD = meanSD(clean)
+	if runs[0].FGSM != nil {
+		m.FGSM, m.PGD = &fgsm, &pgd
+	}
+	return m
 }
 
 func meanSD(v []float64) (mean, sd float64) {
@@ -821,7 +915,14 @@ func tableRows(res *expResult) ([]string, [][]string) {
 	if adv {
 		head = append(head, "FGSM adv.", "PGD adv.")
 	}
-	head = append(head, "Wall time (s), median", "Training loss", "Objective", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
+	ho := len(res.Methods) > 0 && res.Methods[0].Holdout != nil
+	if ho {
+		head = append(head, fmt.Sprintf("Held out (%d)", res.HoldImages))
+		if adv {
+			head = append(head, "Held out FGSM", "Held out PGD")
+		}
+	}
+	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
 	var rows [][]string
 	for _, m := range res.Methods {
 		acc := fmt.Sprintf("%.2f %%", 100*m.ValidationAccuracy)
@@ -832,7 +933,21 @@ func tableRows(res *expResult) ([]string, [][]string) {
 		if adv {
 			row = append(row, fmt.Sprintf("%.2f %%", 100**m.FGSMAccuracy), fmt.Sprintf("%.2f %%", 100**m.PGDAccuracy))
 		}
-		row = append(row, fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective),
+		if ho {
+			h := fmt.Sprintf("%.2f %%", 100*m.Holdout.Accuracy)
+			if len(m.Runs) > 1 {
+				h += fmt.Sprintf(" (%.3g)", 100*m.Holdout.AccuracySD)
+			}
+			row = append(row, h)
+			if adv {
+				row = append(row, fmt.Sprintf("%.2f %%", 100**m.Holdout.FGSM), fmt.Sprintf("%.2f %%", 100**m.Holdout.PGD))
+			}
+		}
+		at := make([]string, len(m.PeakIterations))
+		for q, it := range m.PeakIterations {
+			at[q] = fmt.Sprint(it)
+		}
+		row = append(row, fmt.Sprintf("%.2f %% (%s)", 100*m.PeakValidation, strings.Join(at, ", ")), fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective),
 			fmt.Sprint(m.Iterations), fmt.Sprintf("%.0f", float64(m.PeakRSSBytes)/1e6), fmt.Sprintf("%.0f", float64(m.PeakHeapBytes)/1e6))
 		rows = append(rows, row)
 	}
@@ -979,8 +1094,8 @@ func reportHTML(res *expResult) (string, error) {
 		return "", err
 	}
 	return reportPage{name: res.Experiment, title: res.Title,
-		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images; total %.1f s on %d CPUs.",
-			res.Experiment, res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.WallSeconds, res.Host.CPUs),
+		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images, %d held-out images; total %.1f s on %d CPUs.",
+			res.Experiment, res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.HoldImages, res.WallSeconds, res.Host.CPUs),
 		tables:      htmlTable("Measured", head, rows) + htmlTable("The paper", res.Paper.Head, res.Paper.Rows),
 		definitions: res.Definitions, settings: res.Settings, dataNotes: res.DataNotes,
 		chartsCaption: "Charts (run 1)", figs: figs}.html()
