@@ -50,7 +50,7 @@ const usage = `usage:
   convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>... (table2-mnist,
         table3-fmnist, table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, scp-mnist,
         fig-admm-complexity, fig-admm-conv, fig-stability, fig-admm-acc, fig-scp, fig-2d-toy, fig-landscapes,
-        fig-adv-regression, all)
+        fig-adv-regression, fig-learning-curves, all)
   convexnn bench cvxopt|torch|all [flags]
   convexnn version`
 

@@ -24,6 +24,7 @@ var figureNotebooks = []struct{ name, notebook, title string }{
 	{"fig-2d-toy", "06-adversarial-2d.ipynb", "fig. 2D-toy and fig. 7: convex adversarial training on 2-D data, decision regions"},
 	{"fig-landscapes", "07-landscape.ipynb", "fig. landscapes: the convex and non-convex loss landscapes around a training point"},
 	{"fig-adv-regression", "08-adversarial-regression.ipynb", "figs. te and exp_sl: squared-loss convex adversarial training in 1-D"},
+	{"fig-learning-curves", "10-admm-tables.ipynb", "fig. learning_curves (with Tables 2 and 3): squared-loss ADMM and back-propagation, training loss and validation accuracy against time"},
 }
 
 func init() {
