@@ -272,14 +272,17 @@ type methodResult struct {
 
 // expResult is result.json.
 type expResult struct {
-	Experiment  string            `json:"experiment"`
-	Title       string            `json:"title"`
-	Size        string            `json:"size"`
-	Runs        int               `json:"runs"`
-	Settings    expSettings       `json:"settings"`
-	TrainImages int               `json:"train_images_used"`
-	ValImages   int               `json:"validation_images"`
-	HoldImages  int               `json:"holdout_images,omitempty"`
+	Experiment  string      `json:"experiment"`
+	Title       string      `json:"title"`
+	Size        string      `json:"size"`
+	Runs        int         `json:"runs"`
+	Settings    expSettings `json:"settings"`
+	TrainImages int         `json:"train_images_used"`
+	ValImages   int         `json:"validation_images"`
+	HoldImages  int         `json:"holdout_images,omitempty"`
+	// Partial is true while the experiment runs: result.json then holds the
+	// runs finished so far, and an interrupted experiment leaves them there.
+	Partial     bool              `json:"partial,omitempty"`
 	Dim         int               `json:"d"`
 	DataNotes   string            `json:"data_notes"`
 	Methods     []methodResult    `json:"methods"`
@@ -429,12 +432,18 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 			}
 			t, err := runMethod(ctx, m, s, tr, va, sp.Holdout, r, stdout)
 			if err != nil {
+				if ctx.Err() != nil {
+					fmt.Fprintf(stdout, "   interrupted: %s keeps the %d method run(s) finished\n", filepath.Join(dir, "result.json"), (r-1)*len(specs)+k)
+				}
 				return fmt.Errorf("%s (run %d): %w", m.name, r, err)
 			}
 			res.Methods[k].Name = m.name
 			res.Methods[k].Runs = append(res.Methods[k].Runs, t)
 			if r == 1 {
 				res.Methods[k].Curve = t.curve
+			}
+			if err := writeJSON(filepath.Join(dir, "result.json"), partialResult(res, start)); err != nil {
+				return err
 			}
 		}
 	}
@@ -448,6 +457,23 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 		return err
 	}
 	return writeReport(dir, res, page, res.WallSeconds, stdout)
+}
+
+// partialResult is res with the means of the runs finished so far, marked
+// partial, for the result.json written after every method run.
+func partialResult(res *expResult, start time.Time) *expResult {
+	p := *res
+	p.Partial, p.WallSeconds = true, time.Since(start).Seconds()
+	p.Methods = make([]methodResult, 0, len(res.Methods))
+	for _, m := range res.Methods {
+		if len(m.Runs) == 0 {
+			continue
+		}
+		q := methodResult{Name: m.Name, Runs: m.Runs, Curve: m.Curve}
+		summarize(&q)
+		p.Methods = append(p.Methods, q)
+	}
+	return &p
 }
 
 // heldOut is the size of sp's held-out set (0: none).
@@ -487,7 +513,13 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(raw, '\n'), 0o644)
+	// Through a temporary file and a rename: an interruption never leaves
+	// a truncated result.json.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // writeReport writes res as dir/result.json and page as dir/report.html.

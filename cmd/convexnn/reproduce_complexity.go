@@ -183,22 +183,24 @@ type complexitySweep struct {
 
 // complexityResult is the experiment's result.json.
 type complexityResult struct {
-	Experiment   string             `json:"experiment"`
-	Title        string             `json:"title"`
-	Size         string             `json:"size"`
-	Settings     complexitySettings `json:"settings"`
-	TrainImages  int                `json:"train_images_available"`
-	ValImages    int                `json:"validation_images"`
-	Dim          int                `json:"d"`
-	DataNotes    string             `json:"data_notes"`
-	Sweeps       []complexitySweep  `json:"sweeps"`
-	Paper        paperTable         `json:"paper"`
-	Measured     []string           `json:"measured_claims"`
-	Started      time.Time          `json:"started"`
-	WallSeconds  float64            `json:"wall_seconds"`
-	PeakRSSBytes int64              `json:"peak_rss_bytes"`
-	Host         hostInfo           `json:"host"`
-	Definitions  map[string]string  `json:"definitions"`
+	Experiment  string             `json:"experiment"`
+	Title       string             `json:"title"`
+	Size        string             `json:"size"`
+	Settings    complexitySettings `json:"settings"`
+	TrainImages int                `json:"train_images_available"`
+	ValImages   int                `json:"validation_images"`
+	Dim         int                `json:"d"`
+	DataNotes   string             `json:"data_notes"`
+	Sweeps      []complexitySweep  `json:"sweeps"`
+	// Partial is true while the sweeps run (the points finished so far).
+	Partial      bool              `json:"partial,omitempty"`
+	Paper        paperTable        `json:"paper"`
+	Measured     []string          `json:"measured_claims"`
+	Started      time.Time         `json:"started"`
+	WallSeconds  float64           `json:"wall_seconds"`
+	PeakRSSBytes int64             `json:"peak_rss_bytes"`
+	Host         hostInfo          `json:"host"`
+	Definitions  map[string]string `json:"definitions"`
 }
 
 var complexityDefinitions = map[string]string{
@@ -283,20 +285,33 @@ func runComplexitySettings(ctx context.Context, size string, s complexitySetting
 	}
 
 	sweepN := complexitySweep{Variable: "n", Fixed: fmt.Sprintf("P_s = %d", s.PsOfSweepN)}
+	sweepP := complexitySweep{Variable: "P_s", Fixed: fmt.Sprintf("n = %d", s.NOfSweepPs)}
+	// After every point result.json holds the points finished so far
+	// (partial): an interrupted sweep leaves them there.
+	savePartial := func() error {
+		p := *res
+		p.Partial, p.Sweeps, p.WallSeconds = true, []complexitySweep{sweepN, sweepP}, time.Since(start).Seconds()
+		return writeJSON(filepath.Join(dir, "result.json"), &p)
+	}
 	for _, m := range s.SweepN {
 		p, err := job.point(ctx, m, s.PsOfSweepN)
 		if err != nil {
 			return err
 		}
 		sweepN.Points = append(sweepN.Points, p)
+		if err := savePartial(); err != nil {
+			return err
+		}
 	}
-	sweepP := complexitySweep{Variable: "P_s", Fixed: fmt.Sprintf("n = %d", s.NOfSweepPs)}
 	for _, ps := range s.SweepPs {
 		p, err := job.point(ctx, s.NOfSweepPs, ps)
 		if err != nil {
 			return err
 		}
 		sweepP.Points = append(sweepP.Points, p)
+		if err := savePartial(); err != nil {
+			return err
+		}
 	}
 	sweepN.Fits = complexityFits(sweepN, s.FitFloor)
 	sweepP.Fits = complexityFits(sweepP, s.FitFloor)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/convexnn/convexnn/cvx"
 )
 
 // TestReproduceComplexitySmall runs `reproduce -size small
@@ -42,8 +45,8 @@ func TestReproduceComplexitySmall(t *testing.T) {
 	if len(res.Paper.Rows) != len(complexityClaims) || len(res.Measured) != len(complexityClaims) {
 		t.Errorf("%d claims of the paper, %d measured; want %d", len(res.Paper.Rows), len(res.Measured), len(complexityClaims))
 	}
-	if len(res.Sweeps) != 2 {
-		t.Fatalf("%d sweeps, want 2", len(res.Sweeps))
+	if len(res.Sweeps) != 2 || res.Partial {
+		t.Fatalf("%d sweeps (partial %v), want 2, final", len(res.Sweeps), res.Partial)
 	}
 	grids := []struct {
 		variable string
@@ -211,5 +214,30 @@ func TestComplexityPaperGrid(t *testing.T) {
 	}
 	if err := runComplexitySettings(context.Background(), "paper", s, out, os.Stdout); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReproduceComplexityInterruptedKeepsFinishedPoints interrupts the sweep
+// when its second point starts: result.json must hold the first, partial.
+func TestReproduceComplexityInterruptedKeepsFinishedPoints(t *testing.T) {
+	t.Setenv("CONVEXNN_DATA", sharedData(t))
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOn{after: "-- n = ", times: 2, cancel: cancel}
+	err := reproduceCommand(ctx, []string{"-size", "small", "-out", out, "fig-admm-complexity"}, w)
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, cvx.ErrInterrupted) {
+		t.Fatalf("interrupted sweep returned %v\n%s", err, w.buf.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "fig-admm-complexity", "result.json"))
+	if err != nil {
+		t.Fatalf("no result.json after the interruption: %v", err)
+	}
+	var res complexityResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("result.json does not parse: %v", err)
+	}
+	if !res.Partial || len(res.Sweeps) != 2 || len(res.Sweeps[0].Points) != 1 || len(res.Sweeps[1].Points) != 0 {
+		t.Fatalf("partial sweep: partial %v, sweeps %+v", res.Partial, res.Sweeps)
 	}
 }

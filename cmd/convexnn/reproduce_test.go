@@ -183,3 +183,54 @@ func isFigureNotebook(name string) bool {
 	}
 	return false
 }
+
+// cancelOn cancels a context once the output so far contains a string
+// (times times; 0 counts as once).
+type cancelOn struct {
+	buf    bytes.Buffer
+	after  string
+	times  int
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.buf.Write(p)
+	if strings.Count(c.buf.String(), c.after) >= max(1, c.times) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestReproduceInterruptedKeepsFinishedRuns interrupts an experiment right
+// after its first method run: result.json must hold that run, marked
+// partial, and nothing half-written.
+func TestReproduceInterruptedKeepsFinishedRuns(t *testing.T) {
+	t.Setenv("CONVEXNN_DATA", sharedData(t))
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOn{after: " done: ", cancel: cancel}
+	err := reproduceCommand(ctx, []string{"-size", "small", "-out", out, "-runs", "2", "table3-fmnist-ds"}, w)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted reproduce returned %v\n%s", err, w.buf.String())
+	}
+	dir := filepath.Join(out, "table3-fmnist-ds")
+	raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatalf("no result.json after the interruption: %v", err)
+	}
+	var res expResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("result.json does not parse: %v", err)
+	}
+	if !res.Partial || len(res.Methods) != 1 || len(res.Methods[0].Runs) != 1 || res.Methods[0].Name != "Back-prop (DS)" ||
+		!(res.Methods[0].ValidationAccuracy > 0.5) || res.Methods[0].Runs[0].Seed != 1 {
+		t.Fatalf("partial result: partial %v, methods %+v", res.Partial, res.Methods)
+	}
+	if ents, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(ents) != 0 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
+		t.Errorf("report.html written for an interrupted experiment")
+	}
+}
