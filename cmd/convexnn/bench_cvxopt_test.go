@@ -111,6 +111,14 @@ func TestBenchCVXOPTSmall(t *testing.T) {
 				t.Errorf("%s %s: ratio %v, want %v", l.Loss, s.Solver, s.CVXOPTRatio, r)
 			}
 		}
+		// ADMM's objective-only points: the first within the target comes
+		// no later than the one it stays within from, and both no later
+		// than the strict pass, which is itself within the target.
+		a := l.Solvers[2]
+		if g := a.GapOnly; g == nil || g.Stays == nil || g.First.Iterations > g.Stays.Iterations || g.Stays.Iterations > a.Iterations ||
+			g.First.RelGap > 1e-4 || g.Stays.RelGap > 1e-4 || g.Stays.Seconds > a.Times[len(a.Times)-1] {
+			t.Errorf("%s admm: objective-only points %+v against the pass at %d", l.Loss, a.GapOnly, a.Iterations)
+		}
 		if l.CVXOPTOverIPM != l.Solvers[1].CVXOPTRatio || l.CVXOPTOverADMM != l.Solvers[2].CVXOPTRatio {
 			t.Errorf("%s: ratios %v, %v do not match the rows", l.Loss, l.CVXOPTOverIPM, l.CVXOPTOverADMM)
 		}
