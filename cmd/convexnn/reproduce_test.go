@@ -69,9 +69,14 @@ func TestReproduceSmall(t *testing.T) {
 			want = 5
 		case "scp-mnist":
 			want = 1
+		case "table2-mnist":
+			want = 3 // with the row of more patterns
 		}
+		more := map[string]string{"table2-mnist": "ADMM, P_s = 12"}
 		if len(res.Methods) != want {
 			t.Errorf("%s: %d methods, want %d", e.name, len(res.Methods), want)
+		} else if m, ok := more[e.name]; ok && res.Methods[2].Name != m {
+			t.Errorf("%s: third row %q, want %q", e.name, res.Methods[2].Name, m)
 		}
 		for _, m := range res.Methods {
 			if m.Name == "" || !(m.ValidationAccuracy > 0) || m.ValidationAccuracy > 1 || !(m.WallSeconds > 0) || m.Iterations < 1 ||
