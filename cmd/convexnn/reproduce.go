@@ -410,6 +410,11 @@ func runExperiment(ctx context.Context, e experiment, size string, runs int, out
 		return err
 	}
 	defer restore()
+	// A report of an earlier run would not match the partial result.json
+	// an interruption leaves: it goes now, the new one comes at the end.
+	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 
 	s := e.setup(size)
 	fmt.Fprintf(stdout, "== %s (size %s): %s\n", e.name, size, e.title)

@@ -257,6 +257,11 @@ func runComplexitySettings(ctx context.Context, size string, s complexitySetting
 		return err
 	}
 	defer restore()
+	// A report of an earlier run would not match the partial result.json
+	// an interruption leaves: it goes now, the new one comes at the end.
+	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 
 	fmt.Fprintf(stdout, "== %s (size %s, %d run(s) per point): %s\n", name, size, s.Runs, title)
 	sp, err := data.Paper(ctx, s.Dataset, data.DefaultSource(), data.PlusMinus)
