@@ -33,6 +33,7 @@ type splitInfo struct {
 type paperInfo struct {
 	Train      int            `json:"train"`
 	Validation int            `json:"validation"`
+	Holdout    int            `json:"holdout,omitempty"` // training records the subsampled training set leaves out
 	D          int            `json:"d"`
 	Classes    map[string]int `json:"train_classes"`
 	Notes      string         `json:"notes"`
@@ -145,7 +146,7 @@ func dataCommand(ctx context.Context, args []string, w io.Writer) error {
 		}
 		n, d := sp.Train.Dims()
 		m, _ := sp.Test.Dims()
-		info.Paper[p] = paperInfo{Train: n, Validation: m, D: d, Classes: setClasses(sp.Train), Notes: sp.Notes}
+		info.Paper[p] = paperInfo{Train: n, Validation: m, Holdout: heldOut(sp), D: d, Classes: setClasses(sp.Train), Notes: sp.Notes}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -66,7 +66,7 @@ func TestDataInfoReproducesTheREADMECounts(t *testing.T) {
 	if s := c.Splits["test"]; s.N != 206 || s.Classes["bird"] != 100 || s.Classes["ship"] != 106 {
 		t.Errorf("CIFAR partial test: %+v", s)
 	}
-	if p := c.Paper["cifar-bird-ship-600"]; p.Train != 600 || p.D != 147 {
+	if p := c.Paper["cifar-bird-ship-600"]; p.Train != 600 || p.Holdout != 9400 || p.D != 147 {
 		t.Errorf("CIFAR Table 5 set: %+v", p)
 	}
 	if p := c.Paper["cifar-bird-ship-ds"]; p.D != 768 {
