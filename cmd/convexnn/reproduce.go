@@ -247,6 +247,20 @@ type accuracies struct {
 	PGD        *float64 `json:"pgd_accuracy,omitempty"`
 }
 
+// cells are a's table cells: the clean accuracy (with its standard
+// deviation over runs > 1) and, when adv, the FGSM and PGD accuracies.
+func (a *accuracies) cells(runs int, adv bool) []string {
+	c := fmt.Sprintf("%.2f %%", 100*a.Accuracy)
+	if runs > 1 {
+		c += fmt.Sprintf(" (%.3g)", 100*a.AccuracySD)
+	}
+	out := []string{c}
+	if adv {
+		out = append(out, fmt.Sprintf("%.2f %%", 100**a.FGSM), fmt.Sprintf("%.2f %%", 100**a.PGD))
+	}
+	return out
+}
+
 func (a *accuracies) String() string {
 	s := fmt.Sprintf("%.2f%%", 100*a.Accuracy)
 	if a.FGSM != nil {
@@ -899,10 +913,12 @@ func paperLoss(loss string, yhat, y []float64) float64 {
 // summarize fills a method's means from its runs.
 func summarize(m *methodResult) {
 	n := float64(len(m.Runs))
-	var accs []float64
-	var fgsm, pgd float64
+	var val, ho []*accuracies
 	for _, t := range m.Runs {
-		accs = append(accs, t.ValidationAccuracy)
+		val = append(val, &accuracies{Accuracy: t.ValidationAccuracy, FGSM: t.FGSMAccuracy, PGD: t.PGDAccuracy})
+		if t.Holdout != nil {
+			ho = append(ho, t.Holdout)
+		}
 		m.TrainingLoss += t.TrainingLoss / n
 		m.Objective += t.Objective / n
 		m.WallSeconds += t.WallSeconds / n
@@ -912,12 +928,14 @@ func summarize(m *methodResult) {
 		m.PeakHeapBytes = max(m.PeakHeapBytes, t.PeakHeapBytes)
 		m.PeakValidation += t.PeakValidation / n
 		m.PeakIterations = append(m.PeakIterations, t.PeakIteration)
-		if t.FGSMAccuracy != nil {
-			fgsm += *t.FGSMAccuracy / n
-			pgd += *t.PGDAccuracy / n
-		}
 	}
-	m.ValidationAccuracy, m.ValidationAccuracySD = meanSD(accs)
+	if len(val) > 0 {
+		v := meanAccuracies(val)
+		m.ValidationAccuracy, m.ValidationAccuracySD, m.FGSMAccuracy, m.PGDAccuracy = v.Accuracy, v.AccuracySD, v.FGSM, v.PGD
+	}
+	if len(ho) == len(m.Runs) && len(ho) > 0 {
+		m.Holdout = meanAccuracies(ho)
+	}
 	walls := make([]float64, 0, len(m.Runs))
 	for _, t := range m.Runs {
 		walls = append(walls, t.WallSeconds)
@@ -925,16 +943,6 @@ func summarize(m *methodResult) {
 	sort.Float64s(walls)
 	if k := len(walls); k > 0 {
 		m.WallSecondsMedian = (walls[(k-1)/2] + walls[k/2]) / 2
-	}
-	if len(m.Runs) > 0 && m.Runs[0].FGSMAccuracy != nil {
-		m.FGSMAccuracy, m.PGDAccuracy = &fgsm, &pgd
-	}
-	if len(m.Runs) > 0 && m.Runs[0].Holdout != nil {
-		var ho []*accuracies
-		for _, t := range m.Runs {
-			ho = append(ho, t.Holdout)
-		}
-		m.Holdout = meanAccuracies(ho)
 	}
 }
 
@@ -989,23 +997,10 @@ func tableRows(res *expResult) ([]string, [][]string) {
 	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
 	var rows [][]string
 	for _, m := range res.Methods {
-		acc := fmt.Sprintf("%.2f %%", 100*m.ValidationAccuracy)
-		if len(m.Runs) > 1 {
-			acc += fmt.Sprintf(" (%.3g)", 100*m.ValidationAccuracySD)
-		}
-		row := []string{m.Name, acc}
-		if adv {
-			row = append(row, fmt.Sprintf("%.2f %%", 100**m.FGSMAccuracy), fmt.Sprintf("%.2f %%", 100**m.PGDAccuracy))
-		}
+		row := append([]string{m.Name}, (&accuracies{Accuracy: m.ValidationAccuracy, AccuracySD: m.ValidationAccuracySD,
+			FGSM: m.FGSMAccuracy, PGD: m.PGDAccuracy}).cells(len(m.Runs), adv)...)
 		if ho {
-			h := fmt.Sprintf("%.2f %%", 100*m.Holdout.Accuracy)
-			if len(m.Runs) > 1 {
-				h += fmt.Sprintf(" (%.3g)", 100*m.Holdout.AccuracySD)
-			}
-			row = append(row, h)
-			if adv {
-				row = append(row, fmt.Sprintf("%.2f %%", 100**m.Holdout.FGSM), fmt.Sprintf("%.2f %%", 100**m.Holdout.PGD))
-			}
+			row = append(row, m.Holdout.cells(len(m.Runs), adv)...)
 		}
 		at := make([]string, len(m.PeakIterations))
 		for q, it := range m.PeakIterations {
