@@ -1152,9 +1152,13 @@ func reportHTML(res *expResult) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	held := ""
+	if res.HoldImages > 0 {
+		held = fmt.Sprintf(", %d held-out images", res.HoldImages)
+	}
 	return reportPage{name: res.Experiment, title: res.Title,
-		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images, %d held-out images; total %.1f s on %d CPUs.",
-			res.Experiment, res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, res.HoldImages, res.WallSeconds, res.Host.CPUs),
+		summary: fmt.Sprintf("convexnn reproduce %s, size %s, %d run(s), %s; %d training images (d = %d), %d validation images%s; total %.1f s on %d CPUs.",
+			res.Experiment, res.Size, res.Runs, res.Started.Format(time.RFC3339), res.TrainImages, res.Dim, res.ValImages, held, res.WallSeconds, res.Host.CPUs),
 		tables:      htmlTable("Measured", head, rows) + htmlTable("The paper", res.Paper.Head, res.Paper.Rows),
 		definitions: res.Definitions, settings: res.Settings, dataNotes: res.DataNotes,
 		chartsCaption: "Charts (run 1)", figs: figs}.html()

@@ -120,6 +120,9 @@ func TestReproduceSmall(t *testing.T) {
 				t.Errorf("%s: report.html lacks %q", e.name, s)
 			}
 		}
+		if got, want := strings.Contains(h, "held-out images"), res.HoldImages > 0; got != want {
+			t.Errorf("%s: report.html's summary names held-out images: %v, want %v (%d held out)", e.name, got, want, res.HoldImages)
+		}
 		for _, m := range res.Methods {
 			if !strings.Contains(h, "<td>"+m.Name+"</td>") {
 				t.Errorf("%s: report.html has no row for %s", e.name, m.Name)
