@@ -225,14 +225,15 @@ func tooltipOpts(trigger string) opts.Tooltip {
 }
 
 // gridTop is the top margin of the plot area: room for the title and, when
-// shown, the legend.
+// shown, the legend, which may span the whole width (a scroll legend), so
+// it must end above the y-axis name drawn over the plot area.
 func gridTop(title string, legend bool) string {
 	top := 30
 	if title != "" {
 		top += 16
 	}
 	if legend {
-		top += 24
+		top += 36
 	}
 	return fmt.Sprint(top)
 }
