@@ -22,6 +22,7 @@ func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
 		"logistic-rbcd":     func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "rbcd", Blocks: 2, Seed: 5} },
 		"logistic-split":    func() (*Problem, Method) { return pat().Logistic(), ADMM{Inner: "split"} },
 		"squared-cg":        func() (*Problem, Method) { return pat(), ADMM{Route: "cg"} },
+		"squared-relaxed":   func() (*Problem, Method) { return pat(), ADMM{Relax: 1.7} },
 		"hinge-split-cg":    func() (*Problem, Method) { return pat().Hinge(), ADMM{Route: "cg"} },
 		"hinge-robust":      func() (*Problem, Method) { return pat().Hinge().Robust(0.05), ADMM{} },
 		"bce-robust-l2":     func() (*Problem, Method) { return pat().BCE().Robust(0.05, "2"), ADMM{} },
@@ -91,6 +92,10 @@ func TestLossMethodMismatchIsNamed(t *testing.T) {
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Inner: "newton"}, `Inner: "newton"`},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Blocks: 2}, "options of Inner"},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Route: "lu"}, `Route: "lu"`},
+		{Classify(x, y).SamplePatterns(4, 1), ADMM{Relax: 2.5}, "must be in (0, 2)"},
+		{Classify(x, y).SamplePatterns(4, 1), ADMM{Relax: 1.5, Rho: 0.1, Gamma: 0.05}, "unit dual step"},
+		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Relax: 1.5}, "split u-update has no over-relaxation"},
+		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Relax: 1.5}, "robust ADMM has no over-relaxation"},
 		{Classify(x, y).BCE().SamplePatterns(4, 1), ADMM{Route: "cg"}, "RBCD solves no linear system"},
 		{Regress(x, y).BCE().SamplePatterns(4, 1), ADMM{}, "for classification"},
 	} {

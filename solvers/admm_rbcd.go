@@ -287,6 +287,9 @@ func NewADMMRBCD(p *Program, o RBCDOptions, st *RBCDState) (*ADMMRBCD, error) {
 
 // resolve fills in the defaults of o and checks it.
 func (o *RBCDOptions) resolve(loss Loss, beta float64, np int) error {
+	if err := o.noRelax("ADMM-RBCD"); err != nil {
+		return err
+	}
 	if o.Rho == 0 {
 		o.Rho = 0.1
 		if loss != SquaredLoss {
@@ -806,7 +809,7 @@ func (a *ADMMRBCD) Step() RBCDStep {
 	}
 
 	// s-update, eq. (supdate), and ν, eq. (3.3c).
-	rs, ngu, ns := admmSUpdate(a.xu[:pn2], st.S, st.Nu, a.theta)
+	rs, ngu, ns := admmSUpdate(a.xu[:pn2], st.S, st.Nu, a.theta, 1)
 
 	// Gᵀs⁺, Gᵀν⁺: the next s̃ and the dual residual.
 	a.stackG()

@@ -144,6 +144,9 @@ func (o ADMMOptions) unitStep(name string, rho0 float64) (ADMMOptions, error) {
 	if o.Gamma != 0 && o.Gamma != o.Rho {
 		return o, fmt.Errorf("solvers: %s uses the unit scaled dual step (γ_a = ρ), got γ_a = %v, ρ = %v", name, o.Gamma, o.Rho)
 	}
+	if err := o.noRelax(name); err != nil {
+		return o, err
+	}
 	if o.MaxIter < 0 {
 		return o, fmt.Errorf("solvers: %s MaxIter %d < 0", name, o.MaxIter)
 	}
@@ -569,3 +572,12 @@ func (h *admmHinge) objectives() (convex, nonconvex, viol float64) {
 }
 
 func (h *admmHinge) weights() Weights { return admmWeights(h.v, h.np, h.d) }
+
+// noRelax rejects over-relaxation (ADMMOptions.Relax) for the ADMM variants
+// that do not implement it.
+func (o ADMMOptions) noRelax(name string) error {
+	if o.Relax != 0 && o.Relax != 1 {
+		return fmt.Errorf("solvers: %s has no over-relaxation (Relax = %v): it is implemented for the closed-form ADMM (squared loss) only", name, o.Relax)
+	}
+	return nil
+}

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
 )
 
 // requireBenchCVXOPT skips the test when Debian's python3-cvxopt is missing,
@@ -40,7 +43,7 @@ func TestBenchCVXOPTSmall(t *testing.T) {
 	}
 	t.Logf("\n%s", stdout.String())
 	for _, want := range []string{"loss", "solver", "iterations", "seconds (median)", "rel. gap", "cvxopt time / this",
-		"cvxopt time / our IPM time", "cvxopt time / our ADMM time"} {
+		"cvxopt time / our IPM time", "cvxopt time / our ADMM time", "over-relaxed = "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -70,12 +73,18 @@ func TestBenchCVXOPTSmall(t *testing.T) {
 		if err := json.Unmarshal(l.CVXOPTTrajectory, &traj); err != nil || len(traj) < 2 {
 			t.Errorf("%s: CVXOPT's trajectory %s (%v)", l.Loss, l.CVXOPTTrajectory, err)
 		}
-		if len(l.Solvers) != 3 {
-			t.Fatalf("%s: %d solver rows, want 3", l.Loss, len(l.Solvers))
+		// The squared loss has a fourth row, the over-relaxed ADMM (-relax,
+		// default 1.8); the hinge loss's split ADMM has no over-relaxation.
+		names := []string{"cvxopt", "ipm (ours)", "admm (ours)"}
+		if l.Loss == "squared" {
+			names = append(names, "admm α=1.8 (ours)")
+		}
+		if len(l.Solvers) != len(names) {
+			t.Fatalf("%s: %d solver rows, want %d", l.Loss, len(l.Solvers), len(names))
 		}
 		var cvxoptSec float64
 		for i, s := range l.Solvers {
-			if want := []string{"cvxopt", "ipm (ours)", "admm (ours)"}[i]; s.Solver != want {
+			if want := names[i]; s.Solver != want {
 				t.Errorf("%s: row %d is %q, want %q", l.Loss, i, s.Solver, want)
 			}
 			if !s.Reached || !(s.RelGap <= 1e-4) || !(s.RelViolation <= 1e-6) || s.Iterations < 1 {
@@ -122,6 +131,9 @@ func TestBenchCVXOPTSmall(t *testing.T) {
 		if l.CVXOPTOverIPM != l.Solvers[1].CVXOPTRatio || l.CVXOPTOverADMM != l.Solvers[2].CVXOPTRatio {
 			t.Errorf("%s: ratios %v, %v do not match the rows", l.Loss, l.CVXOPTOverIPM, l.CVXOPTOverADMM)
 		}
+		if relaxed := len(l.Solvers) == 4; relaxed && l.CVXOPTOverRelaxed != l.Solvers[3].CVXOPTRatio || !relaxed && l.CVXOPTOverRelaxed != 0 {
+			t.Errorf("%s: over-relaxed ratio %v against rows %+v", l.Loss, l.CVXOPTOverRelaxed, l.Solvers)
+		}
 	}
 }
 
@@ -133,6 +145,8 @@ func TestBenchCVXOPTBadInput(t *testing.T) {
 		{"-beta", "-1"},
 		{"-target", "2"},
 		{"-n", "-5"},
+		{"-relax", "2"},
+		{"-relax", "0"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
@@ -141,5 +155,17 @@ func TestBenchCVXOPTBadInput(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: error %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestBenchCVXOPTViolationScale checks the scale of the violation test,
+// max_{j,k} |x_kᵀu_j|, on a case where the largest row sum of X Vᵀ (the
+// matrix ∞-norm) is larger than the largest entry.
+func TestBenchCVXOPTViolationScale(t *testing.T) {
+	x := mat.NewDense(2, 2, []float64{1, 0, 0, 1})
+	wt := solvers.Weights{V: mat.NewDense(2, 2, []float64{3, -4, 1, 2}), W: mat.NewDense(2, 2, []float64{-5, 0, 0, 0})}
+	// X Vᵀ = [[3, 1], [−4, 2]] (row sums 4 and 6), X Wᵀ = [[−5, 0], [0, 0]].
+	if got := cvxbMaxAbsOutput(x, wt); got != 5 {
+		t.Errorf("violation scale %v, want max |x_kᵀu_j| = 5", got)
 	}
 }

@@ -65,6 +65,10 @@ func TestSolveIPMAndADMMAgree(t *testing.T) {
 	if math.Abs(admm.Objective-ipm.Objective) > 1e-5*math.Max(1, ipm.Objective) {
 		t.Fatalf("ADMM objective %.10f, interior point %.10f", admm.Objective, ipm.Objective)
 	}
+	relaxed := solveJSON(t, "-problem", prob, "-solver", "admm", "-relax", "1.8", "-max-iter", "20000", "-tol", "1e-10")
+	if relaxed.Status != "optimal" || math.Abs(relaxed.Objective-ipm.Objective) > 1e-5*math.Max(1, ipm.Objective) {
+		t.Fatalf("over-relaxed ADMM: %s, objective %.10f, interior point %.10f", relaxed.Status, relaxed.Objective, ipm.Objective)
+	}
 	if ipm.MaxViolation > 1e-7 || math.Abs(ipm.NonconvexObjective-ipm.Objective) > 1e-6*math.Max(1, ipm.Objective) {
 		t.Fatalf("ipm violation %v, l^{u,α} %v vs l^{v,w} %v", ipm.MaxViolation, ipm.NonconvexObjective, ipm.Objective)
 	}
@@ -111,7 +115,10 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
-		{[]string{"-problem", hinge, "-solver", "ipm", "-inner", "split"}, "-inner is an ADMM option"},
+		{[]string{"-problem", hinge, "-solver", "ipm", "-inner", "split"}, "-inner and -relax are ADMM options"},
+		{[]string{"-problem", hinge, "-solver", "ipm", "-relax", "1.5"}, "-inner and -relax are ADMM options"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-relax", "1.5"}, "-relax is for -inner closed-form"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-relax", "2"}, "must be in (0, 2)"},
 		{[]string{"-problem", hinge, "-solver", "scp", "-neurons", "10"}, `"D" and "P"`},
 		{[]string{"-problem", writeProblem(t, scpProb), "-solver", "scp"}, "-neurons N"},
 		{[]string{"-problem", writeProblem(t, scpProb), "-solver", "ipm", "-neurons", "5"}, "for -solver scp"},
@@ -317,6 +324,7 @@ func TestSolveRobustUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"-problem", rob, "-solver", "admm", "-inner", "split"}, "solved by the robust ADMM"},
+		{[]string{"-problem", rob, "-solver", "admm", "-relax", "1.5"}, "robust ADMM has no over-relaxation"},
 		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "use -solver ipm or -solver admm"},
 		{[]string{"-problem", writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "norm": "max"}))}, `field "norm" = "max"`},
 		{[]string{"-problem", sampling(map[string]any{"robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `give the seed as "robust_sampling"."seed"`},
