@@ -125,6 +125,10 @@ type ADMM struct {
 	Route string
 }
 
+// relaxed reports whether a asks for over-relaxation (Relax other than 0
+// and 1, which both mean none).
+func (a ADMM) relaxed() bool { return a.Relax != 0 && a.Relax != 1 }
+
 // method names ADMM with the parameters its state depends on (the scaled
 // duals depend on ρ), so a run is not resumed with other ones.
 func (a ADMM) method() string {
@@ -132,7 +136,7 @@ func (a ADMM) method() string {
 	if a.Inner != "" {
 		m += " inner=" + a.Inner
 	}
-	if a.Relax != 0 && a.Relax != 1 {
+	if a.relaxed() {
 		m += fmt.Sprintf(" relax=%g", a.Relax)
 	}
 	if a.Inner == "rbcd" {
@@ -178,7 +182,7 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 	default:
 		return nil, fmt.Errorf("cvx: ADMM{Inner: %q}: use \"closed-form\", \"split\" or \"rbcd\"", a.Inner)
 	}
-	if inner != "closed-form" && a.Relax != 0 && a.Relax != 1 {
+	if inner != "closed-form" && a.relaxed() {
 		return nil, fmt.Errorf("cvx: ADMM{Relax: %v} is for Inner \"closed-form\" (the squared loss); the %s u-update has no over-relaxation", a.Relax, inner)
 	}
 	if inner != "rbcd" && (a.Blocks != 0 || a.InnerMax != 0 || a.Seed != 0) {
@@ -281,7 +285,7 @@ func (a ADMM) openRobust(p *Problem, saved json.RawMessage) (engine, error) {
 	if a.Blocks != 0 || a.InnerMax != 0 || a.Seed != 0 {
 		return nil, errors.New("cvx: ADMM Blocks, InnerMax and Seed are options of Inner \"rbcd\", not of the robust ADMM")
 	}
-	if a.Relax != 0 && a.Relax != 1 {
+	if a.relaxed() {
 		return nil, fmt.Errorf("cvx: ADMM{Relax: %v} is for Inner \"closed-form\" (the squared loss); the robust ADMM has no over-relaxation", a.Relax)
 	}
 	prog, err := p.Convex()

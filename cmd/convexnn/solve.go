@@ -376,7 +376,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			o.AbsTol, o.RelTol = *tol, *tol
 		}
 		var converged bool
-		if robust && set["relax"] {
+		if robust && o.Relax != 0 && o.Relax != 1 {
 			return badInput("solve: -relax is for -inner closed-form; the robust ADMM has no over-relaxation")
 		}
 		if robust {
