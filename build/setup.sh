@@ -12,24 +12,58 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 command -v go >/dev/null || die "Go is not installed (need Go $(sed -n 's/^go //p' go.mod) or newer): see https://go.dev/doc/install"
 
-# 1. Debian packages.
-debs=(jupyter-nbconvert python3-nbclient jupyter-client python3-notebook chromium python3-cvxopt libopenblas-dev python3-torch)
-missing=()
-for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
+# 1. Debian packages: build/requirements lists every command and Python module convexnn runs outside
+#    Go with the package that provides it; a check that fails (a command absent or broken, a module
+#    Python cannot find) installs its package, whatever dpkg says is installed.
+# failing runs every check of build/requirements at once (commands in parallel, modules in one Python) and
+# prints the failing lines as "package<TAB>check".
+failing() {
+  local tmp kind pkg rest i=0; tmp=$(mktemp -d)
+  local -a mods=() modpkgs=()
+  while read -r kind pkg rest; do
+    [[ -z $kind || $kind == \#* ]] && continue
+    case $kind in
+      pre|cmd) i=$((i + 1)); ( read -ra argv <<<"$rest"; "${argv[@]}" >/dev/null 2>&1 || printf '%s\t%s\n' "$pkg" "$rest" >"$tmp/$i" ) & ;;
+      py) mods+=("$rest"); modpkgs+=("$pkg") ;;
+      deb) dpkg-query -W -f='${Status}' "$rest" 2>/dev/null | grep -q 'install ok installed' || printf '%s\t%s\n' "$pkg" "$rest" ;;
+      *) die "build/requirements: unknown kind $kind" ;;
+    esac
+  done < build/requirements
+  if ((${#mods[@]})); then
+    if [ -x /usr/bin/python3 ]; then
+      /usr/bin/python3 -c 'import importlib.util, sys
+for pkg, mod in zip(sys.argv[1::2], sys.argv[2::2]):
+    try:
+        found = importlib.util.find_spec(mod) is not None
+    except Exception:
+        found = False
+    if not found:
+        print(pkg + "\t" + mod)' $(for j in "${!mods[@]}"; do printf '%s %s ' "${modpkgs[$j]}" "${mods[$j]}"; done)
+    else
+      for j in "${!mods[@]}"; do printf '%s\t%s\n' "${modpkgs[$j]}" "${mods[$j]}"; done
+    fi
+  fi
+  wait
+  cat "$tmp"/* 2>/dev/null || true
+  rm -rf "$tmp"
+}
+fails=$(failing)
+pre=$(awk -F'\t' '$1 == "-" {print $2}' <<<"$fails")
+[ -z "$pre" ] || die "$(echo $pre | tr '\n' ';') fails: the README's prerequisites are Go $(sed -n 's/^go //p' go.mod)+, git, apt and npm"
+missing=($(awk -F'\t' '$1 != "-" {print $1}' <<<"$fails" | sort -u))
 if ((${#missing[@]})); then
-  command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get: install them (or their equivalents: Jupyter with nbconvert, Chromium, cvxopt) by hand"
+  say "failing: $(cut -f2 <<<"$fails" | paste -sd ';' | sed 's/;/; /g')"
+  command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get: install them (or their equivalents: Jupyter Notebook 6 with nbconvert, Chromium, cvxopt, PyTorch) by hand"
   if [ "$(id -u)" = 0 ]; then sudo=(); elif sudo -n true 2>/dev/null; then sudo=(sudo -n); else
     die "missing Debian packages: ${missing[*]}. Run: sudo apt-get install -y ${missing[*]}  (setup needs root or password-less sudo to do it)"
   fi
   say "installing Debian packages: ${missing[*]}"
   "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # --reinstall: a package dpkg calls installed whose command is broken gets its files back.
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --reinstall --no-install-recommends "${missing[@]}" >/dev/null
+  fails=$(failing)
+  [ -z "$fails" ] || die "still failing after installing ${missing[*]}: $(cut -f2 <<<"$fails" | paste -sd ';' | sed 's/;/; /g')"
 fi
-[ -x /usr/bin/python3 ] || die "/usr/bin/python3 (Debian's Python, which has the Jupyter packages) is missing"
-/usr/bin/python3 -c 'import nbconvert, nbclient, jupyter_client, notebook' 2>/dev/null ||
-  die "Debian's /usr/bin/python3 cannot import nbconvert/nbclient/jupyter_client/notebook: reinstall ${debs[*]:0:4}"
 
 # 2. Go modules (go.sum pins them) and the pinned Go tools (versions in go.mod), rebuilt only when go.mod changes.
 go mod download || die "downloading Go modules failed: the Go module proxy must be reachable the first time"

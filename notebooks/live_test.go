@@ -234,7 +234,7 @@ func requireJupyterNotebook(t *testing.T) string {
 	if err == nil {
 		return jupyter
 	}
-	msg := fmt.Sprintf("the live notebook test needs the classic Jupyter Notebook (Debian: python3-notebook): run make setup (make test does): %v", err)
+	msg := fmt.Sprintf("the live notebook test needs the classic Jupyter Notebook (Debian: jupyter-notebook): run make setup (make test does): %v", err)
 	if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
 		t.Fatal(msg)
 	}
