@@ -9,7 +9,19 @@ import (
 
 	"github.com/convexnn/convexnn/plots"
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/backprop"
 	"gonum.org/v1/gonum/mat"
+)
+
+// Adversary names an attack (backprop.Adversary): FGSM or PGD, or
+// NoAdversary for none.
+type Adversary = backprop.Adversary
+
+// The attacks.
+const (
+	NoAdversary Adversary = backprop.NoAdversary   // none (GD-std; clean accuracy)
+	FGSM        Adversary = backprop.FGSMAdversary // one step x̃ = Π(x + ε sgn ∇_x ℓ)
+	PGD         Adversary = backprop.PGDAdversary  // eq. (PGD), T projected steps
 )
 
 // Attack configures an adversarial attack on the inner maximization of
@@ -20,16 +32,16 @@ import (
 // one perturbation per data point: FGSM, one step x̃ = Π(x + ε sgn ∇_x ℓ),
 // or PGD, eq. (PGD), T steps x̃ ← Π_{B_ε(x)}(x̃ + γ_p sgn ∇_x ℓ) (for the ℓ₂
 // ball the step is γ_p ∇/‖∇‖₂). The hinge loss is attacked through the
-// paper's leaky hinge (solvers.PGD).
+// paper's leaky hinge (backprop.PGD).
 type Attack struct {
-	// Method is "fgsm" or "pgd".
-	Method string
-	// Eps is the radius ε ≥ 0; Norm the ball, "inf" (or "", the paper's
-	// box) or "2".
+	// Method is FGSM or PGD.
+	Method Adversary
+	// Eps is the radius ε ≥ 0; Norm the ball, LInf (or "", the paper's
+	// box) or L2.
 	Eps  float64
-	Norm string
+	Norm Norm
 	// Steps is PGD's T (0: the paper's 40); StepSize its γ_p (0: the
-	// paper's ε/30 for the box, 2.5ε/T for "2"). FGSM ignores both.
+	// paper's ε/30 for the box, 2.5ε/T for L2). FGSM ignores both.
 	Steps    int
 	StepSize float64
 	// Clip, if not nil, is a box [lo, hi] the perturbed inputs stay in
@@ -37,7 +49,7 @@ type Attack struct {
 	Clip *[2]float64
 	// LastIterate returns PGD's last iterate x̃^T, as eq. (PGD) is printed,
 	// instead of the default: per point the iterate x̃^t, t = 0 … T, of
-	// largest loss (solvers.AttackOptions.KeepBest), the usual strengthening
+	// largest loss (backprop.AttackOptions.KeepBest), the usual strengthening
 	// for evaluation. With the default, an attack on a classification loss
 	// (hinge, BCE, logistic) never turns a wrong prediction right, so the
 	// attacked accuracy is at most the clean one.
@@ -45,34 +57,30 @@ type Attack struct {
 }
 
 func (a Attack) String() string {
-	norm := a.Norm
-	if norm == "" {
-		norm = "inf"
-	}
-	return fmt.Sprintf("%s, ℓ_%s ball of radius %g", strings.ToUpper(a.Method), norm, a.Eps)
+	return fmt.Sprintf("%s, ℓ_%s ball of radius %g", strings.ToUpper(string(a.Method)), a.Norm.Canonical(), a.Eps)
 }
 
 // attackInputs checks the attack and the data (labels −1/+1) and returns
 // the solver's options and labels for the loss (t = (y + 1)/2 for BCE).
-func attackInputs(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack) (solvers.AttackOptions, []float64, error) {
-	var o solvers.AttackOptions
+func attackInputs(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack) (backprop.AttackOptions, []float64, error) {
+	var o backprop.AttackOptions
 	if net == nil {
 		return o, nil, errors.New("cvx: attack: nil network")
 	}
 	switch a.Method {
-	case "fgsm", "pgd":
-	case "":
-		return o, nil, errors.New("cvx: Attack{Method: \"\"}: choose \"fgsm\" or \"pgd\"")
+	case FGSM, PGD:
+	case NoAdversary:
+		return o, nil, errors.New("cvx: Attack{Method: \"\"}: choose \"fgsm\" or \"pgd\" (cvx.FGSM or cvx.PGD)")
 	default:
-		return o, nil, fmt.Errorf("cvx: Attack{Method: %q}: use \"fgsm\" or \"pgd\"", a.Method)
+		return o, nil, fmt.Errorf("cvx: Attack{Method: %q}: use cvx.FGSM or cvx.PGD", a.Method)
 	}
 	if !(a.Eps >= 0) || math.IsInf(a.Eps, 0) {
 		return o, nil, fmt.Errorf("cvx: Attack{Eps: %v}: the radius must be finite and ≥ 0", a.Eps)
 	}
-	switch a.Norm {
-	case "", "inf", "2":
+	switch a.Norm.Canonical() {
+	case LInf, L2:
 	default:
-		return o, nil, fmt.Errorf("cvx: Attack{Norm: %q}: use \"inf\" or \"2\"", a.Norm)
+		return o, nil, fmt.Errorf("cvx: Attack{Norm: %q}: use cvx.LInf or cvx.L2", a.Norm)
 	}
 	if err := validateData(x, y, true); err != nil {
 		return o, nil, err
@@ -88,7 +96,7 @@ func attackInputs(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack) 
 			t[k] = (v + 1) / 2
 		}
 	}
-	o = solvers.AttackOptions{Norm: a.Norm, Eps: a.Eps, Steps: a.Steps, StepSize: a.StepSize, Loss: sl, Clip: a.Clip, KeepBest: !a.LastIterate}
+	o = backprop.AttackOptions{Norm: a.Norm, Eps: a.Eps, Steps: a.Steps, StepSize: a.StepSize, Loss: sl, Clip: a.Clip, KeepBest: !a.LastIterate}
 	return o, t, nil
 }
 
@@ -99,10 +107,10 @@ func Attacked(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack) (*ma
 	if err != nil {
 		return nil, err
 	}
-	if a.Method == "fgsm" {
-		return solvers.FGSM(net, x, t, o)
+	if a.Method == FGSM {
+		return backprop.FGSM(net, x, t, o)
 	}
-	return solvers.PGD(net, x, t, o)
+	return backprop.PGD(net, x, t, o)
 }
 
 // AttackAccuracy returns the fraction of the rows of x the network still
@@ -113,11 +121,11 @@ func AttackAccuracy(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack
 	if err != nil {
 		return 0, err
 	}
-	return solvers.RobustAccuracy(net, x, t, a.Method, o)
+	return backprop.RobustAccuracy(net, x, t, a.Method, o)
 }
 
 // Certified checks, for every row x_k of x, that no hidden neuron changes
-// activation in the ball ‖δ‖ ≤ eps around x_k (norm "inf", "2" or "1"), by
+// activation in the ball ‖δ‖ ≤ eps around x_k (norm LInf, L2 or L1), by
 // the pattern margin (solvers.CertifiedPoints)
 //
 //	m_k = min_j ( |x̃_kᵀu_j| − ε‖u_j^f‖_* ),
@@ -125,7 +133,7 @@ func AttackAccuracy(net *Network, x *mat.Dense, y []float64, loss Loss, a Attack
 // x̃_k with the bias input 1, u_j^f the weights without the bias entry and
 // ‖·‖_* the dual norm. certified[k] = m_k ≥ 0: the network is affine on the
 // ball, so its worst case there is the closed form of Theorem inner_max.
-func Certified(net *Network, x *mat.Dense, eps float64, norm string) (certified []bool, margins []float64, err error) {
+func Certified(net *Network, x *mat.Dense, eps float64, norm Norm) (certified []bool, margins []float64, err error) {
 	if net == nil {
 		return nil, nil, errors.New("cvx: Certified: nil network")
 	}
@@ -142,7 +150,7 @@ const maxTableRows = 200
 // row per point (at most 200, then a count of the rest): index, label,
 // pattern margin m_k and whether it is certified (see Certified), under a
 // line counting the certified points.
-func CertificateTable(net *Network, x *mat.Dense, y []float64, eps float64, norm string) (string, error) {
+func CertificateTable(net *Network, x *mat.Dense, y []float64, eps float64, norm Norm) (string, error) {
 	if err := validateData(x, y, true); err != nil {
 		return "", err
 	}
@@ -150,9 +158,7 @@ func CertificateTable(net *Network, x *mat.Dense, y []float64, eps float64, norm
 	if err != nil {
 		return "", err
 	}
-	if norm == "" {
-		norm = "inf"
-	}
+	norm = norm.Canonical()
 	var k int
 	for _, c := range cert {
 		if c {
@@ -183,15 +189,9 @@ func CertificateTable(net *Network, x *mat.Dense, y []float64, eps float64, norm
 
 // CertifiedScatterFigure draws 2-D labelled data in four groups, certified
 // and uncertified points of each label (see Certified), for the ball of
-// radius eps in the norm given (default "inf").
-func CertifiedScatterFigure(net *Network, x *mat.Dense, y []float64, eps float64, norm ...string) (*plots.Figure, error) {
-	if len(norm) > 1 {
-		return nil, fmt.Errorf("cvx: CertifiedScatterFigure: one norm at most, got %d", len(norm))
-	}
-	nm := ""
-	if len(norm) == 1 {
-		nm = norm[0]
-	}
+// radius eps in the norm given.
+func CertifiedScatterFigure(net *Network, x *mat.Dense, y []float64, eps float64, norm Norm) (*plots.Figure, error) {
+	nm := norm.Canonical()
 	if _, err := classPoints(x, y); err != nil {
 		return nil, err
 	}
@@ -213,21 +213,18 @@ func CertifiedScatterFigure(net *Network, x *mat.Dense, y []float64, eps float64
 		g[j].X = append(g[j].X, x.At(i, 0))
 		g[j].Y = append(g[j].Y, x.At(i, 1))
 	}
-	if nm == "" {
-		nm = "inf"
-	}
 	title := fmt.Sprintf("Certified points: %d of %d (ℓ_%s, ε = %g)", k, len(y), nm, eps)
 	return plots.Scatter(plots.ScatterOptions{Title: title, XLabel: "x₁", YLabel: "x₂"}, g...)
 }
 
 // CertifiedScatter displays CertifiedScatterFigure in the notebook.
-func CertifiedScatter(net *Network, x *mat.Dense, y []float64, eps float64, norm ...string) error {
-	return showFigure(CertifiedScatterFigure(net, x, y, eps, norm...))
+func CertifiedScatter(net *Network, x *mat.Dense, y []float64, eps float64, norm Norm) error {
+	return showFigure(CertifiedScatterFigure(net, x, y, eps, norm))
 }
 
 // ShowCertified displays CertificateTable in the notebook and, for 2-D
 // data, CertifiedScatterFigure.
-func ShowCertified(net *Network, x *mat.Dense, y []float64, eps float64, norm string) error {
+func ShowCertified(net *Network, x *mat.Dense, y []float64, eps float64, norm Norm) error {
 	t, err := CertificateTable(net, x, y, eps, norm)
 	if err != nil {
 		report(err)

@@ -9,7 +9,17 @@ import (
 
 	"github.com/convexnn/convexnn/plots"
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/backprop"
 	"gonum.org/v1/gonum/mat"
+)
+
+// Optimizer names the optimizer of Backprop (backprop.Optimizer).
+type Optimizer = backprop.Optimizer
+
+// The optimizers.
+const (
+	Adam Optimizer = backprop.Adam // the default
+	SGD  Optimizer = backprop.SGD
 )
 
 // Backprop trains the non-convex two-layer ReLU network of
@@ -17,7 +27,7 @@ import (
 //
 //	min_{u,α}  ℓ(Σ_j (X u_j)_+ α_j, y) + (β/2) Σ_j (‖u_j‖² + α_j²),
 //
-// by minibatch gradient descent (Adam or SGD, solvers.Backprop): the
+// by minibatch gradient descent (Adam or SGD, backprop.Trainer): the
 // paper's baselines GD-std, and, with an Adversary, GD-FGSM and GD-PGD,
 // which replace each minibatch by its FGSM or PGD perturbation in the ball
 // ‖δ_k‖ ≤ Eps before the gradient step (Madry et al.'s approximation of the
@@ -30,37 +40,37 @@ type Backprop struct {
 	LearningRate float64
 	// BatchSize is the minibatch size; 0 means full batches.
 	BatchSize int
-	// Optimizer is "adam" (or "") or "sgd".
-	Optimizer string
-	// Adversary is "" (GD-std), "fgsm" (GD-FGSM) or "pgd" (GD-PGD, the
+	// Optimizer is Adam (the default) or SGD.
+	Optimizer Optimizer
+	// Adversary is NoAdversary (GD-std), FGSM (GD-FGSM) or PGD (GD-PGD, the
 	// paper's 40 steps of size ε/30 for the box).
-	Adversary string
-	// Eps is the adversary's radius ε > 0 and Norm its ball, "inf" (or "",
-	// the paper's box ‖δ‖_∞ ≤ ε) or "2"; both only with an Adversary.
+	Adversary Adversary
+	// Eps is the adversary's radius ε > 0 and Norm its ball, LInf (or "",
+	// the paper's box ‖δ‖_∞ ≤ ε) or L2; both only with an Adversary.
 	Eps  float64
-	Norm string
+	Norm Norm
 	// Seed seeds the initialization and the minibatch shuffles.
 	Seed uint64
 }
 
 // Name returns the method's name in the paper: GD-std, GD-FGSM or GD-PGD.
 func (b Backprop) Name() string {
-	if b.Adversary == "" {
+	if b.Adversary == NoAdversary {
 		return "GD-std"
 	}
-	return "GD-" + strings.ToUpper(b.Adversary)
+	return "GD-" + strings.ToUpper(string(b.Adversary))
 }
 
-func (b Backprop) optimizer() string {
+func (b Backprop) optimizer() Optimizer {
 	if b.Optimizer == "" {
-		return "adam"
+		return Adam
 	}
 	return b.Optimizer
 }
 
-func (b Backprop) norm() string {
-	if b.Norm == "" && b.Adversary != "" {
-		return "inf"
+func (b Backprop) norm() Norm {
+	if b.Norm == "" && b.Adversary != NoAdversary {
+		return LInf
 	}
 	return b.Norm
 }
@@ -76,8 +86,8 @@ func (b Backprop) method() string {
 }
 
 // options checks the fields and translates them for the problem's loss and β.
-func (b Backprop) options(p *Problem) (solvers.BackpropOptions, error) {
-	var o solvers.BackpropOptions
+func (b Backprop) options(p *Problem) (backprop.Options, error) {
+	var o backprop.Options
 	if b.Width < 1 {
 		return o, fmt.Errorf("cvx: Backprop{Width: %d}: need at least one hidden neuron", b.Width)
 	}
@@ -88,72 +98,72 @@ func (b Backprop) options(p *Problem) (solvers.BackpropOptions, error) {
 		return o, fmt.Errorf("cvx: Backprop{BatchSize: %d}: must be ≥ 0 (0 for full batches)", b.BatchSize)
 	}
 	switch b.Optimizer {
-	case "", "adam", "sgd":
+	case "", Adam, SGD:
 	default:
-		return o, fmt.Errorf("cvx: Backprop{Optimizer: %q}: use \"adam\" or \"sgd\"", b.Optimizer)
+		return o, fmt.Errorf("cvx: Backprop{Optimizer: %q}: use cvx.Adam or cvx.SGD", b.Optimizer)
 	}
 	switch b.Adversary {
-	case "":
+	case NoAdversary:
 		if b.Eps != 0 || b.Norm != "" {
-			return o, fmt.Errorf("cvx: Backprop{Eps: %v, Norm: %q}: Eps and Norm are options of an Adversary (\"fgsm\" or \"pgd\")", b.Eps, b.Norm)
+			return o, fmt.Errorf("cvx: Backprop{Eps: %v, Norm: %q}: Eps and Norm are options of an Adversary (cvx.FGSM or cvx.PGD)", b.Eps, b.Norm)
 		}
-	case "fgsm", "pgd":
+	case FGSM, PGD:
 		if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
 			return o, fmt.Errorf("cvx: Backprop{Adversary: %q, Eps: %v}: the adversary needs a radius 0 < ε < ∞", b.Adversary, b.Eps)
 		}
-		switch b.Norm {
-		case "", "inf", "2":
+		switch b.Norm.Canonical() {
+		case LInf, L2:
 		default:
-			return o, fmt.Errorf("cvx: Backprop{Norm: %q}: use \"inf\" or \"2\"", b.Norm)
+			return o, fmt.Errorf("cvx: Backprop{Norm: %q}: use cvx.LInf or cvx.L2", b.Norm)
 		}
 	default:
-		return o, fmt.Errorf("cvx: Backprop{Adversary: %q}: use \"\" (GD-std), \"fgsm\" or \"pgd\"", b.Adversary)
+		return o, fmt.Errorf("cvx: Backprop{Adversary: %q}: use cvx.NoAdversary (GD-std), cvx.FGSM or cvx.PGD", b.Adversary)
 	}
 	loss, err := solvers.ParseLoss(string(p.loss))
 	if err != nil {
 		return o, err
 	}
-	return solvers.BackpropOptions{
+	return backprop.Options{
 		Width: b.Width, Beta: p.beta, Loss: loss, Optimizer: b.Optimizer, LearningRate: b.LearningRate,
 		BatchSize: b.BatchSize, Seed: b.Seed, Adversary: b.Adversary, Bias: p.bias,
-		Attack: solvers.AttackOptions{Eps: b.Eps, Norm: b.Norm},
+		Attack: backprop.AttackOptions{Eps: b.Eps, Norm: b.Norm},
 	}, nil
 }
 
 func (b Backprop) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if p.robust() {
-		return nil, fmt.Errorf("cvx: Backprop trains on the problem's data; the adversary is its own option: drop Robust(%g) from the problem and use Backprop{Adversary: \"pgd\", Eps: %g}", p.eps, p.eps)
+		return nil, fmt.Errorf("cvx: Backprop trains on the problem's data; the adversary is its own option: drop Robust(%g) from the problem and use Backprop{Adversary: cvx.PGD, Eps: %g}", p.eps, p.eps)
 	}
 	o, err := b.options(p)
 	if err != nil {
 		return nil, err
 	}
-	var st *solvers.BackpropState
+	var st *backprop.State
 	if saved != nil {
-		st = new(solvers.BackpropState)
+		st = new(backprop.State)
 		if err := json.Unmarshal(saved, st); err != nil {
 			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
 		}
 	}
 	x, _ := p.Data()
 	y := p.targets()
-	bp, err := solvers.NewBackprop(x, y, o, st)
+	bp, err := backprop.New(x, y, o, st)
 	if err != nil {
 		return nil, err
 	}
 	return &backpropEngine{bp: bp, x: x, y: y, opts: o, name: b.Name()}, nil
 }
 
-// backpropEngine runs solvers.Backprop one epoch per iteration.
+// backpropEngine runs backprop.Trainer one epoch per iteration.
 type backpropEngine struct {
-	bp       *solvers.Backprop
+	bp       *backprop.Trainer
 	x        *mat.Dense
 	y        []float64
-	opts     solvers.BackpropOptions
+	opts     backprop.Options
 	name     string
 	last     Point // the last point with a finite objective, if haveLast
 	haveLast bool
-	prev     solvers.BackpropState
+	prev     backprop.State
 	diverged bool
 }
 
@@ -164,12 +174,12 @@ type backpropEngine struct {
 // converged stops Iterate.
 func (e *backpropEngine) step() Point {
 	st := &e.bp.State
-	e.prev = solvers.BackpropState{Epoch: st.Epoch, AdamStep: st.AdamStep, U: clone(st.U), Alpha: clone(st.Alpha), M: clone(st.M), V: clone(st.V)}
+	e.prev = backprop.State{Epoch: st.Epoch, AdamStep: st.AdamStep, U: clone(st.U), Alpha: clone(st.Alpha), M: clone(st.M), V: clone(st.V)}
 	s := e.bp.Step()
 	e.diverged = !finite(s.Objective) || !finite(s.RobustObjective)
 	if e.diverged {
 		note(fmt.Sprintf("cvx: %s: the objective is %v after epoch %d: training diverged, so the epoch is undone; lower the LearningRate (now %g)", e.name, s.Objective, s.Epoch, e.bp.Options.LearningRate))
-		bp, err := solvers.NewBackprop(e.x, e.y, e.opts, &e.prev)
+		bp, err := backprop.New(e.x, e.y, e.opts, &e.prev)
 		if err != nil { // cannot happen: the state was valid a step ago
 			report(fmt.Errorf("cvx: %s: restoring the state before the diverging epoch: %w", e.name, err))
 		} else {
@@ -265,7 +275,7 @@ func AccuracyFigure(r *Run) (*plots.Figure, error) {
 	}
 	clean := plots.Series{Name: "clean accuracy"}
 	rob := plots.Series{Name: "accuracy on the attacked data"}
-	adv := r.meth.(Backprop).Adversary != ""
+	adv := r.meth.(Backprop).Adversary != NoAdversary
 	for _, p := range thin(r.history, 1500) {
 		clean.X, clean.Y = append(clean.X, float64(p.Iter)), append(clean.Y, p.Accuracy)
 		if adv {

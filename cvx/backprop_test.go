@@ -100,7 +100,7 @@ func TestBackpropPGDIsMoreRobust(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, meth := range []string{"fgsm", "pgd"} {
+		for _, meth := range []Adversary{FGSM, PGD} {
 			acc, err := AttackAccuracy(net, xt, yt, Hinge, Attack{Method: meth, Eps: eps})
 			if err != nil {
 				t.Fatal(err)

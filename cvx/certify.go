@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/convexnn/convexnn/plots"
-	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/scp"
 )
 
 // Certify configures the paper's Algorithm "iterative sampling of
@@ -45,7 +45,7 @@ type Certify struct {
 // Certificate is the outcome of SampleIteratively.
 type Certificate struct {
 	Options    Certify
-	Rounds     []solvers.SCPRound
+	Rounds     []scp.Round
 	Certified  bool
 	StopReason string  // certified, max-rounds or canceled
 	Guidance   float64 // the paper's sample size min{(n+1)/(ψξ) − 1, (2/ξ)(n+1 − log ψ)}
@@ -76,7 +76,7 @@ func SampleIterativelyContext(ctx context.Context, p *Problem, c Certify) (*Cert
 	x := p.design()
 	n, _ := x.Dims()
 	cert := &Certificate{Options: c}
-	g, err := solvers.SampleSizeGuidance(n, c.Psi, c.Xi)
+	g, err := scp.SampleSizeGuidance(n, c.Psi, c.Xi)
 	if err != nil {
 		report(err)
 		return nil, err
@@ -86,8 +86,8 @@ func SampleIterativelyContext(ctx context.Context, p *Problem, c Certify) (*Cert
 	if InNotebook() {
 		live = NewProgress("iterative sampling")
 	}
-	o := solvers.IterativeSCPOptions{N0: c.N0, N1: c.N1, Psi: c.Psi, Xi: c.Xi, MaxRounds: c.MaxRounds, AddAll: c.AddAll, Seed: c.Seed, GapTol: c.GapTol, MaxIter: c.MaxIter,
-		OnRound: func(r solvers.SCPRound) {
+	o := scp.IterativeOptions{N0: c.N0, N1: c.N1, Psi: c.Psi, Xi: c.Xi, MaxRounds: c.MaxRounds, AddAll: c.AddAll, Seed: c.Seed, GapTol: c.GapTol, MaxIter: c.MaxIter,
+		OnRound: func(r scp.Round) {
 			cert.Rounds = append(cert.Rounds, r)
 			line := fmt.Sprintf("round %d: %d neurons, objective %.6g, %d/%d fresh neurons violate, bound %.4f (ψ = %g)", r.Round, r.Neurons, r.Objective, r.Violations, c.N1, r.Bound, c.Psi)
 			if live != nil {
@@ -96,11 +96,11 @@ func SampleIterativelyContext(ctx context.Context, p *Problem, c Certify) (*Cert
 				fmt.Fprintln(stderr, line)
 			}
 		}}
-	res, err := solvers.IterativeSCP(ctx, x, p.y, p.beta, o)
+	res, err := scp.Iterative(ctx, x, p.y, p.beta, o)
 	if res != nil {
 		cert.Certified, cert.StopReason = res.Certified, res.StopReason
 		if res.U != nil {
-			cert.net, _ = solvers.SCPNetwork(res.U, res.Alpha, p.bias, 0)
+			cert.net, _ = scp.Network(res.U, res.Alpha, p.bias)
 		}
 	}
 	if err != nil {
@@ -142,7 +142,7 @@ func (c *Certificate) Network() (*Network, error) {
 
 // PaperBound is the bound as printed in the paper, Z̄ + log(1/ξ)/(2N1),
 // without the square root: shown for comparison only.
-func (c *Certificate) PaperBound(r solvers.SCPRound) float64 {
+func (c *Certificate) PaperBound(r scp.Round) float64 {
 	return r.Zbar + math.Log(1/c.Options.Xi)/(2*float64(c.Options.N1))
 }
 

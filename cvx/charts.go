@@ -28,25 +28,47 @@ func classPoints(x *mat.Dense, y []float64) ([]plots.Points, error) {
 	return []plots.Points{neg, pos}, nil
 }
 
-// ScatterFigure draws 2-D labelled data, titled by title (default
-// "Training data").
-func ScatterFigure(x *mat.Dense, y []float64, title ...string) (*plots.Figure, error) {
+// Chart holds the options of the 2-D displayers (Scatter, DecisionRegions):
+// its methods draw with them, the package functions of the same names with
+// the zero Chart.
+//
+//	cvx.Chart{Title: "Standard convex training"}.DecisionRegions(net, X, y)
+type Chart struct {
+	// Title replaces the chart's default title.
+	Title string
+}
+
+// title returns c.Title, or def when it is empty.
+func (c Chart) title(def string) string {
+	if c.Title == "" {
+		return def
+	}
+	return c.Title
+}
+
+// ScatterFigure draws 2-D labelled data, titled "Training data" unless
+// c.Title says otherwise.
+func (c Chart) ScatterFigure(x *mat.Dense, y []float64) (*plots.Figure, error) {
 	g, err := classPoints(x, y)
 	if err != nil {
 		return nil, err
 	}
-	t := "Training data"
-	if len(title) > 0 {
-		t = title[0]
-	}
-	return plots.Scatter(plots.ScatterOptions{Title: t, XLabel: "x₁", YLabel: "x₂"}, g...)
+	return plots.Scatter(plots.ScatterOptions{Title: c.title("Training data"), XLabel: "x₁", YLabel: "x₂"}, g...)
 }
 
-// Scatter displays 2-D labelled data (labels −1/+1) in the notebook, with an
-// optional title.
-func Scatter(x *mat.Dense, y []float64, title ...string) error {
-	return showFigure(ScatterFigure(x, y, title...))
+// Scatter displays 2-D labelled data (labels −1/+1) in the notebook.
+func (c Chart) Scatter(x *mat.Dense, y []float64) error {
+	return showFigure(c.ScatterFigure(x, y))
 }
+
+// ScatterFigure is Chart{}.ScatterFigure.
+func ScatterFigure(x *mat.Dense, y []float64) (*plots.Figure, error) {
+	return Chart{}.ScatterFigure(x, y)
+}
+
+// Scatter displays 2-D labelled data (labels −1/+1) in the notebook
+// (Chart{}.Scatter).
+func Scatter(x *mat.Dense, y []float64) error { return Chart{}.Scatter(x, y) }
 
 func showFigure(f *plots.Figure, err error) error {
 	if err != nil {
@@ -152,9 +174,9 @@ func gridFor(net *Network, x *mat.Dense, res int) (plots.Grid, error) {
 }
 
 // DecisionRegionsFigure draws the sign regions of f(x) with the points on top,
-// titled by title (default "Decision regions") and the number of active
+// titled by c.Title (default "Decision regions") and the number of active
 // neurons.
-func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64, title ...string) (*plots.Figure, error) {
+func (c Chart) DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
 	pts, err := classPoints(x, y)
 	if err != nil {
 		return nil, err
@@ -163,18 +185,26 @@ func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64, title ...str
 	if err != nil {
 		return nil, err
 	}
-	t := "Decision regions"
-	if len(title) > 0 {
-		t = title[0]
-	}
-	return plots.Heatmap(plots.HeatmapOptions{Title: fmt.Sprintf("%s (network output, %d active neurons)", t, net.Width()), XLabel: "x₁", YLabel: "x₂", Diverging: true}, g, pts...)
+	title := fmt.Sprintf("%s (network output, %d active neurons)", c.title("Decision regions"), net.Width())
+	return plots.Heatmap(plots.HeatmapOptions{Title: title, XLabel: "x₁", YLabel: "x₂", Diverging: true}, g, pts...)
 }
 
 // DecisionRegions displays the network's output f(x) over the plane, its sign
-// giving the predicted class, with the labelled points on top and an
-// optional title.
-func DecisionRegions(net *Network, x *mat.Dense, y []float64, title ...string) error {
-	return showFigure(DecisionRegionsFigure(net, x, y, title...))
+// giving the predicted class, with the labelled points on top.
+func (c Chart) DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
+	return showFigure(c.DecisionRegionsFigure(net, x, y))
+}
+
+// DecisionRegionsFigure is Chart{}.DecisionRegionsFigure.
+func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
+	return Chart{}.DecisionRegionsFigure(net, x, y)
+}
+
+// DecisionRegions displays the network's output f(x) over the plane, its sign
+// giving the predicted class, with the labelled points on top
+// (Chart{}.DecisionRegions).
+func DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
+	return Chart{}.DecisionRegions(net, x, y)
 }
 
 // SurfaceFigure draws f(x) over the plane as a 3-D surface.

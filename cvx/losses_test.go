@@ -24,7 +24,7 @@ func lossCases(t *testing.T) map[string]func() (*Problem, Method) {
 		"squared-cg":        func() (*Problem, Method) { return pat(), ADMM{Route: "cg"} },
 		"squared-relaxed":   func() (*Problem, Method) { return pat(), ADMM{Relax: 1.7} },
 		"hinge-split-cg":    func() (*Problem, Method) { return pat().Hinge(), ADMM{Route: "cg"} },
-		"hinge-robust":      func() (*Problem, Method) { return pat().Hinge().Robust(0.05), ADMM{} },
+		"hinge-robust":      func() (*Problem, Method) { return pat().Hinge().Robust(0.05, LInf), ADMM{} },
 		"bce-robust-l2":     func() (*Problem, Method) { return pat().BCE().Robust(0.05, "2"), ADMM{} },
 		"squared-robust-l1": func() (*Problem, Method) { return pat().Squared().Robust(0.02, "1"), ADMM{Inner: "robust"} },
 		"bce-fista": func() (*Problem, Method) {
@@ -94,8 +94,8 @@ func TestLossMethodMismatchIsNamed(t *testing.T) {
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Route: "lu"}, `Route: "lu"`},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Relax: 2.5}, "must be in (0, 2)"},
 		{Classify(x, y).SamplePatterns(4, 1), ADMM{Relax: 1.5, Rho: 0.1, Gamma: 0.05}, "unit dual step"},
-		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Relax: 1.5}, "split u-update has no over-relaxation"},
-		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Relax: 1.5}, "robust ADMM has no over-relaxation"},
+		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Relax: 1.5}, "split u-update over-relaxes with its own fixed α = 1.6"},
+		{Classify(x, y).Hinge().Robust(0.05, LInf).SamplePatterns(4, 1), ADMM{Relax: 1.5}, "robust u-update over-relaxes with its own fixed α = 1.6"},
 		{Classify(x, y).BCE().SamplePatterns(4, 1), ADMM{Route: "cg"}, "RBCD solves no linear system"},
 		{Regress(x, y).BCE().SamplePatterns(4, 1), ADMM{}, "for classification"},
 	} {
@@ -153,11 +153,11 @@ func TestMethodsOnRobustProblems(t *testing.T) {
 		p *Problem
 		m Method
 	}{
-		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Inner: "split"}},
-		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Blocks: 2}},
-		{Classify(x, y).Hinge().Robust(0.05).SamplePatterns(4, 1), ADMM{Route: "cg"}},
+		{Classify(x, y).Hinge().Robust(0.05, LInf).SamplePatterns(4, 1), ADMM{Inner: "split"}},
+		{Classify(x, y).Hinge().Robust(0.05, LInf).SamplePatterns(4, 1), ADMM{Blocks: 2}},
+		{Classify(x, y).Hinge().Robust(0.05, LInf).SamplePatterns(4, 1), ADMM{Route: "cg"}},
 		{Classify(x, y).Hinge().SamplePatterns(4, 1), ADMM{Inner: "robust"}},
-		{Classify(x, y).Robust(0.05).SampleNeurons(10, 1), FISTA{}},
+		{Classify(x, y).Robust(0.05, LInf).SampleNeurons(10, 1), FISTA{}},
 	} {
 		if r := Start("robust", c.p, c.m); r.Err() == nil || !strings.Contains(r.Err().Error(), "robust") {
 			t.Errorf("%s on a robust problem: %v", c.m.method(), r.Err())

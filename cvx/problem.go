@@ -50,7 +50,7 @@ type Problem struct {
 	// with robustP > 0 the patterns are sampled by Algorithm adv_train with
 	// P_a = robustP directions, S = robustS samples each and P_s = patterns.
 	eps              float64
-	norm             string
+	norm             Norm
 	robustP, robustS int
 	err              error
 }
@@ -251,7 +251,7 @@ type Summary struct {
 	// Robust training: the radius ε and norm, and the P_a and S of
 	// Algorithm adv_train's sampling (Patterns is its P_s).
 	Eps     float64 `json:",omitempty"`
-	Norm    string  `json:",omitempty"`
+	Norm    Norm    `json:",omitempty"`
 	RobustP int     `json:",omitempty"`
 	RobustS int     `json:",omitempty"`
 }

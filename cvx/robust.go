@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/ipm"
 )
 
 // Convex adversarial training, section "Convex Adversarial Training" of the
@@ -23,56 +24,70 @@ import (
 // ExactPatterns or, as in Algorithm "practical convex adversarial training"
 // (alg. adv_train), RobustPatterns.
 
+// Norm names the ℓ_p norm of a perturbation set (solvers.Norm).
+type Norm = solvers.Norm
+
+// The perturbation norms.
+const (
+	LInf Norm = solvers.LInf // ‖δ‖_∞ ≤ ε, the paper's box
+	L2   Norm = solvers.L2   // ‖δ‖₂ ≤ ε
+	L1   Norm = solvers.L1   // ‖δ‖₁ ≤ ε
+)
+
 // Robust makes the problem the robust (adversarial) training problem for
-// perturbations ‖δ_k‖ ≤ eps of every data point, in the norm given: "inf"
-// (the paper's box ‖δ_k‖_∞ ≤ ε, the default), "2" or "1". eps = 0 is the
-// standard problem. A negative, NaN or infinite eps, an unknown norm or more
-// than one norm is an error.
-func (p *Problem) Robust(eps float64, norm ...string) *Problem {
-	nm := "inf"
-	switch len(norm) {
-	case 0:
-	case 1:
-		if norm[0] != "" {
-			nm = norm[0]
-		}
-	default:
-		if p.err == nil {
-			p.err = fmt.Errorf("cvx: Robust(%v, %q): give one norm at most (\"inf\", \"2\" or \"1\")", eps, norm)
-		}
-	}
+// perturbations ‖δ_k‖ ≤ eps of every data point in the norm given: LInf (the
+// paper's box ‖δ_k‖_∞ ≤ ε), L2 or L1. eps = 0 is the standard problem. A
+// negative, NaN or infinite eps or an unknown norm is an error.
+func (p *Problem) Robust(eps float64, norm Norm) *Problem {
+	nm := norm.Canonical()
 	if p.err == nil {
 		if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 {
 			p.err = fmt.Errorf("cvx: Robust(%v): the perturbation radius ε must be ≥ 0 and finite", eps)
 		} else if err := (solvers.Perturbation{Eps: eps, Norm: nm}).Validate(); err != nil {
-			p.err = fmt.Errorf("cvx: Robust(%v, %q): unknown norm; use \"inf\", \"2\" or \"1\"", eps, nm)
+			p.err = fmt.Errorf("cvx: Robust(%v, %q): unknown norm; use cvx.LInf, cvx.L2 or cvx.L1", eps, norm)
 		}
 	}
 	p.eps, p.norm = eps, nm
 	return p
 }
 
+// AdvTrain are the sampling parameters of step 1 of Algorithm "practical
+// convex adversarial training" (alg. adv_train), for RobustPatterns.
+type AdvTrain struct {
+	// Directions is P_a, the number of random directions a_h ~ N(0, I).
+	Directions int
+	// PerDirection is S, the patterns drawn per direction: the clean one
+	// and S − 1 perturbed ones.
+	PerDirection int
+	// Patterns is P_s, the number of distinct patterns wanted; it needs
+	// Directions · PerDirection ≥ Patterns.
+	Patterns int
+	// Seed seeds the directions and the perturbations.
+	Seed uint64
+}
+
 // RobustPatterns selects the convex program with the activation patterns of
 // step 1 of Algorithm "practical convex adversarial training"
-// (alg. adv_train): P random directions a_h ~ N(0, I), and for each the
-// clean pattern D_h1 = diag(1[X a_h ≥ 0]) and S − 1 perturbed ones
-// D_hj = diag(1[(X + Δ_hj) a_h ≥ 0]), Δ_hj with every row a random extreme
-// point of the problem's perturbation ball (a vertex ε sgn(R) of the box for
-// "inf"), keeping distinct patterns until target of them are found
-// (solvers.SampleRobustPatterns, with seed; with a bias, on X with its bias
-// column, which is not perturbed). It needs P·S ≥ target. With ε = 0 it gives
-// SamplePatterns' patterns for the same seed.
-func (p *Problem) RobustPatterns(P, S, target int, seed uint64) *Problem {
+// (alg. adv_train): a.Directions random directions a_h ~ N(0, I), and for
+// each the clean pattern D_h1 = diag(1[X a_h ≥ 0]) and a.PerDirection − 1
+// perturbed ones D_hj = diag(1[(X + Δ_hj) a_h ≥ 0]), Δ_hj with every row a
+// random extreme point of the problem's perturbation ball (a vertex ε sgn(R)
+// of the box for LInf), keeping distinct patterns until a.Patterns of them
+// are found (solvers.SampleRobustPatterns; with a bias, on X with its bias
+// column, which is not perturbed). With ε = 0 it gives SamplePatterns'
+// patterns for the same seed.
+func (p *Problem) RobustPatterns(a AdvTrain) *Problem {
+	P, S, target := a.Directions, a.PerDirection, a.Patterns
 	if p.err == nil {
 		switch {
 		case P < 1 || S < 1 || target < 1:
-			p.err = fmt.Errorf("cvx: RobustPatterns(%d, %d, %d): P (directions), S (samples per direction) and target (patterns) must be ≥ 1", P, S, target)
+			p.err = fmt.Errorf("cvx: RobustPatterns(%+v): Directions (P_a), PerDirection (S) and Patterns (P_s) must be ≥ 1", a)
 		case P <= math.MaxInt/S && P*S < target:
-			p.err = fmt.Errorf("cvx: RobustPatterns(%d, %d, %d): P·S = %d draws cannot give %d patterns; Algorithm adv_train needs P·S ≥ target", P, S, target, P*S, target)
+			p.err = fmt.Errorf("cvx: RobustPatterns(%+v): P·S = %d draws (P = Directions, S = PerDirection) cannot give %d patterns; Algorithm adv_train needs P·S ≥ Patterns", a, P*S, target)
 		}
 	}
 	p.exact = false
-	p.patterns, p.patternSeed = target, seed
+	p.patterns, p.patternSeed = target, a.Seed
 	p.robustP, p.robustS = P, S
 	return p
 }
@@ -80,11 +95,7 @@ func (p *Problem) RobustPatterns(P, S, target int, seed uint64) *Problem {
 // Perturbation returns the problem's perturbation set (ε = 0 for a standard
 // problem).
 func (p *Problem) Perturbation() solvers.Perturbation {
-	nm := p.norm
-	if nm == "" {
-		nm = "inf"
-	}
-	return solvers.Perturbation{Eps: p.eps, Norm: nm}
+	return solvers.Perturbation{Eps: p.eps, Norm: p.norm.Canonical()}
 }
 
 // robust reports whether the problem is a robust one, ε > 0.
@@ -107,16 +118,16 @@ func (p *Problem) robustPatterns() (solvers.Patterns, error) {
 }
 
 // solveRobust solves the robust program prog for the perturbation pert with
-// solvers.SolveRobustIPM: the hinge loss by eq. (hinge_adv_D) /
+// ipm.SolveRobust: the hinge loss by eq. (hinge_adv_D) /
 // (hinge_adv_D_lp), the squared loss by eq. (SOCP3). The Solution's
 // Objective is the robust objective (solvers.RobustObjective), Violation the
 // largest violation of the robust constraints eq. (robust_constraint)
 // (solvers.RobustViolation), Clean the standard objective l^{v,w} at the
 // same weights and Nonconvex the clean nonconvex objective l^{u,α} of the
 // recovered network.
-func solveRobust(prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solution, error) {
+func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solution, error) {
 	t0 := time.Now()
-	res, err := solvers.SolveRobustIPM(context.Background(), prog, pert, solvers.IPMOptions{Tol: m.Tol, MaxIter: m.MaxIter})
+	res, err := ipm.SolveRobust(ctx, prog, pert, ipm.Options{Tol: m.Tol, MaxIter: m.MaxIter})
 	if err != nil {
 		return nil, fmt.Errorf("cvx: robust interior-point method (%v): %w", pert, err)
 	}
@@ -127,7 +138,7 @@ func solveRobust(prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solu
 	if s.Clean, err = prog.Objective(res.Weights); err != nil {
 		return nil, err
 	}
-	if s.Network, err = prog.Recover(res.Weights, recoverTol(res.Weights)); err != nil {
+	if s.Network, err = prog.Recover(res.Weights); err != nil {
 		return nil, err
 	}
 	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
@@ -143,7 +154,7 @@ func solveRobust(prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solu
 // FeasibleNetwork returns the network of a run whose weights satisfy the
 // robust constraints eq. (robust_constraint) exactly: for a robust ADMM run,
 // the iterate (which meets them only to its residual) is passed through
-// solvers.RestoreRobustFeasibility, which replaces each violating neuron
+// ipm.RestoreRobust, which replaces each violating neuron
 // group by its nearest robust-feasible one (a small cone QP per group), so
 // that every training point is certified (Certified). It also returns the
 // number of groups changed and the robust objective of the restored weights.
@@ -157,13 +168,13 @@ func (r *Run) FeasibleNetwork() (net *Network, changed int, objective float64, e
 		net, err = r.Network()
 		return net, 0, r.Objective(), err
 	}
-	wt, changed, err := solvers.RestoreRobustFeasibility(context.Background(), e.prog, e.weights(), *e.pert)
+	wt, changed, err := ipm.RestoreRobust(context.Background(), e.prog, e.solver.Weights(), *e.pert)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("cvx: %w", err)
 	}
 	if objective, err = solvers.RobustObjective(e.prog, wt, *e.pert); err != nil {
 		return nil, 0, 0, err
 	}
-	net, err = e.prog.Recover(wt, recoverTol(wt))
+	net, err = e.prog.Recover(wt)
 	return net, changed, objective, err
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/solvers"
 )
 
@@ -24,10 +25,12 @@ func TestRobustSolveToy2D(t *testing.T) {
 		name  string
 		build func(*Problem) *Problem
 	}{
-		{"adv_train", func(p *Problem) *Problem { return p.RobustPatterns(6, 4, 12, 3) }},
+		{"adv_train", func(p *Problem) *Problem {
+			return p.RobustPatterns(AdvTrain{Directions: 6, PerDirection: 4, Patterns: 12, Seed: 3})
+		}},
 		{"sample", func(p *Problem) *Problem { return p.SamplePatterns(12, 3) }},
 	} {
-		rob := c.build(Classify(x, y).Hinge().Bias().Beta(1e-3).Robust(eps))
+		rob := c.build(Classify(x, y).Hinge().Bias().Beta(1e-3).Robust(eps, LInf))
 		rs, err := Solve(rob, IPM{})
 		if err != nil {
 			t.Fatalf("%s: robust: %v", c.name, err)
@@ -114,13 +117,12 @@ func TestRobustProblemBuilder(t *testing.T) {
 		p    *Problem
 		want string
 	}{
-		{base().Robust(-0.1), "radius ε"},
-		{base().Robust(math.NaN()), "radius ε"},
-		{base().Robust(math.Inf(1)), "radius ε"},
+		{base().Robust(-0.1, LInf), "radius ε"},
+		{base().Robust(math.NaN(), LInf), "radius ε"},
+		{base().Robust(math.Inf(1), LInf), "radius ε"},
 		{base().Robust(0.1, "3"), "unknown norm"},
-		{base().Robust(0.1, "2", "1"), "one norm at most"},
-		{base().RobustPatterns(2, 3, 7, 1), "P·S = 6"},
-		{base().RobustPatterns(0, 3, 2, 1), "must be ≥ 1"},
+		{base().RobustPatterns(AdvTrain{Directions: 2, PerDirection: 3, Patterns: 7, Seed: 1}), "P·S = 6"},
+		{base().RobustPatterns(AdvTrain{Directions: 0, PerDirection: 3, Patterns: 2, Seed: 1}), "must be ≥ 1"},
 	} {
 		if err := c.p.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want an error with %q, got %v", c.want, err)
@@ -136,9 +138,9 @@ func TestRobustProblemBuilder(t *testing.T) {
 		t.Fatalf("perturbation %+v", pt)
 	}
 
-	std, r1, r2, rn := base(), base().Robust(0.1), base().Robust(0.2), base().Robust(0.1, "2")
-	adv := base().Robust(0.1).RobustPatterns(4, 2, 8, 1)
-	if base().Robust(0).fingerprint("ipm") != std.fingerprint("ipm") {
+	std, r1, r2, rn := base(), base().Robust(0.1, LInf), base().Robust(0.2, LInf), base().Robust(0.1, "2")
+	adv := base().Robust(0.1, LInf).RobustPatterns(AdvTrain{Directions: 4, PerDirection: 2, Patterns: 8, Seed: 1})
+	if base().Robust(0, LInf).fingerprint("ipm") != std.fingerprint("ipm") {
 		t.Fatal("Robust(0) changed the fingerprint of the standard problem")
 	}
 	seen := map[string]string{}
@@ -163,7 +165,7 @@ func TestRobustProblemBuilder(t *testing.T) {
 	}
 
 	// ε = 0: Algorithm adv_train's patterns are SamplePatterns' (in P_a draws).
-	a, err := Classify(x, y).Bias().RobustPatterns(20, 3, 8, 5).Convex()
+	a, err := Classify(x, y).Bias().RobustPatterns(AdvTrain{Directions: 20, PerDirection: 3, Patterns: 8, Seed: 5}).Convex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestRobustProblemBuilder(t *testing.T) {
 		}
 	}
 	// ε > 0 finds patterns the clean sampling does not: more than its P_a.
-	c, err := Classify(x, y).Bias().Robust(0.1).RobustPatterns(3, 10, 8, 5).Convex()
+	c, err := Classify(x, y).Bias().Robust(0.1, LInf).RobustPatterns(AdvTrain{Directions: 3, PerDirection: 10, Patterns: 8, Seed: 5}).Convex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestRobustProblemBuilder(t *testing.T) {
 	if err := std.refuseRobust("FISTA"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Solve(Classify(x, y).BCE().SamplePatterns(4, 1).Robust(0.1), IPM{}); err == nil || !strings.Contains(err.Error(), "hinge") {
+	if _, err := Solve(Classify(x, y).BCE().SamplePatterns(4, 1).Robust(0.1, LInf), IPM{}); err == nil || !strings.Contains(err.Error(), "hinge") {
 		t.Fatalf("robust BCE: %v", err)
 	}
 }
@@ -207,9 +209,9 @@ func TestRobustProblemBuilder(t *testing.T) {
 func TestRobustADMMMatchesIPM(t *testing.T) {
 	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
 	x, y := data.Toy2D(1)
-	for _, nm := range []string{"inf"} {
+	for _, nm := range []Norm{LInf} {
 		mk := func() *Problem {
-			return Classify(x, y).Hinge().Beta(1e-2).Bias().Robust(0.05, nm).RobustPatterns(40, 8, 40, 1)
+			return Classify(x, y).Hinge().Beta(1e-2).Bias().Robust(0.05, nm).RobustPatterns(AdvTrain{Directions: 40, PerDirection: 8, Patterns: 40, Seed: 1})
 		}
 		sol, err := Solve(mk(), IPM{})
 		if err != nil {
@@ -217,10 +219,10 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		}
 		// ρ = 0.1: on this instance the default start 0.03 (the better one on
 		// CIFAR-10) leaves 4e-5 after 20000 iterations, 0.1 leaves 4e-6.
-		run := Start("robust-"+nm, mk(), ADMM{Tol: 1e-10, Rho: 0.1})
+		run := Start("robust-"+string(nm), mk(), ADMM{Tol: 1e-10, Rho: 0.1})
 		run.Quiet = true
 		iters := 20000
-		if raceDetector {
+		if testenv.Race {
 			iters = 200 // the plumbing only; make test checks the optimum without -race
 		}
 		if err := run.Iterate(iters); err != nil {
@@ -237,7 +239,7 @@ func TestRobustADMMMatchesIPM(t *testing.T) {
 		h := run.History()
 		rel := (run.Objective() - sol.Objective) / sol.Objective
 		t.Logf("ℓ_%s: ADMM %.10g after %d iterations, IPM %.10g, relative %.1e, violation %.1e", nm, run.Objective(), run.Iter(), sol.Objective, rel, h[len(h)-1].Violation)
-		if raceDetector {
+		if testenv.Race {
 			if math.Abs(h[len(h)-1].Objective-run.Objective()) > 1e-12*run.Objective() {
 				t.Fatalf("history %.12g, run objective %.12g", h[len(h)-1].Objective, run.Objective())
 			}

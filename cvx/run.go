@@ -107,36 +107,37 @@ type Run struct {
 	ValidateEvery int
 }
 
-// Start begins a fresh run under name, discarding any saved run of that name.
-// Errors are kept in the Run (see Err) and returned by its methods.
+// Start begins a fresh run under name in StateDir, discarding any saved run
+// of that name. Errors are kept in the Run (see Err) and returned by its
+// methods.
 func Start(name string, p *Problem, m Method) *Run {
-	return open(name, p, m, false)
+	return RunDir(StateDir()).Start(name, p, m)
 }
 
-// Resume continues the saved run called name, or starts it when none is
-// saved. A saved run made for another problem or method is refused with an
-// error that says how the two differ.
+// Resume continues the saved run called name in StateDir, or starts it when
+// none is saved. A saved run made for another problem or method is refused
+// with an error that says how the two differ.
 func Resume(name string, p *Problem, m Method) *Run {
-	return open(name, p, m, true)
+	return RunDir(StateDir()).Resume(name, p, m)
 }
 
-func open(name string, p *Problem, m Method, resume bool) *Run {
+func open(dir RunDir, name string, p *Problem, m Method, resume bool) *Run {
 	r := &Run{Name: name, prob: p, meth: m}
-	r.err = r.init(resume)
+	r.err = r.init(dir, resume)
 	if r.err != nil {
 		report(r.err)
 	}
 	return r
 }
 
-func (r *Run) init(resume bool) error {
+func (r *Run) init(dir RunDir, resume bool) error {
 	if err := r.prob.Err(); err != nil {
 		return err
 	}
 	if r.meth == nil {
 		return errors.New("cvx: no method given (for example cvx.FISTA{} or cvx.ADMM{})")
 	}
-	path, err := statePath(r.Name)
+	path, err := dir.statePath(r.Name)
 	if err != nil {
 		return err
 	}

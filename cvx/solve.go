@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/ipm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -50,25 +51,36 @@ type Solution struct {
 
 // Solve solves the problem's convex program with the interior-point method:
 // for a robust problem (Robust with ε > 0) the robust program of section
-// "Convex Adversarial Training" by solvers.SolveRobustIPM (hinge and squared
+// "Convex Adversarial Training" by ipm.SolveRobust (hinge and squared
 // losses, dense: small problems only), otherwise eq. (convex_general) (or
-// eq. prac_clean with sampled patterns) by solvers.SolveIPM.
+// eq. prac_clean with sampled patterns) by ipm.Solve.
 func Solve(p *Problem, m IPM) (*Solution, error) {
+	return SolveContext(context.Background(), p, m)
+}
+
+// SolveContext is Solve with cancellation through ctx: when ctx is done
+// the method stops (ipm.IterationLimit) and the error says so.
+func SolveContext(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	prog, err := p.Convex()
 	if err != nil {
 		return nil, err
 	}
 	if p.robust() {
-		return solveRobust(prog, p.Perturbation(), m)
+		return solveRobust(ctx, prog, p.Perturbation(), m)
 	}
-	return SolveProgram(prog, m)
+	return SolveProgramContext(ctx, prog, m)
 }
 
 // SolveProgram solves an already built convex program with the
 // interior-point method.
 func SolveProgram(prog *solvers.Program, m IPM) (*Solution, error) {
+	return SolveProgramContext(context.Background(), prog, m)
+}
+
+// SolveProgramContext is SolveProgram with cancellation through ctx.
+func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*Solution, error) {
 	t0 := time.Now()
-	res, err := solvers.SolveIPM(context.Background(), prog, solvers.IPMOptions{Tol: m.Tol, MaxIter: m.MaxIter})
+	res, err := ipm.Solve(ctx, prog, ipm.Options{Tol: m.Tol, MaxIter: m.MaxIter})
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +88,7 @@ func SolveProgram(prog *solvers.Program, m IPM) (*Solution, error) {
 	if s.Violation, err = prog.Violation(res.Weights); err != nil {
 		return nil, err
 	}
-	if s.Network, err = prog.Recover(res.Weights, recoverTol(res.Weights)); err != nil {
+	if s.Network, err = prog.Recover(res.Weights); err != nil {
 		return nil, err
 	}
 	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {

@@ -16,9 +16,10 @@ const StateVersion = 1
 
 const stateFormat = "convexnn-run-state"
 
-// StateDir returns the directory holding saved runs: $CONVEXNN_STATE_DIR when
-// set, otherwise ".convexnn" in the notebook's directory ($GONB_DIR, set by
-// GoNB) or, outside a notebook, in the working directory.
+// StateDir returns the directory that Start and Resume keep runs in:
+// $CONVEXNN_STATE_DIR when set, otherwise ".convexnn" in the notebook's
+// directory ($GONB_DIR, set by GoNB) or, outside a notebook, in the working
+// directory. A program that wants another one uses RunDir.
 func StateDir() string {
 	if d := os.Getenv("CONVEXNN_STATE_DIR"); d != "" {
 		return d
@@ -32,11 +33,24 @@ func StateDir() string {
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-func statePath(name string) (string, error) {
+// RunDir is a directory of saved runs: RunDir(dir).Start and .Resume keep
+// their runs there instead of in StateDir.
+type RunDir string
+
+// Start is the package's Start with the run kept in d.
+func (d RunDir) Start(name string, p *Problem, m Method) *Run { return open(d, name, p, m, false) }
+
+// Resume is the package's Resume with the run kept in d.
+func (d RunDir) Resume(name string, p *Problem, m Method) *Run { return open(d, name, p, m, true) }
+
+func (d RunDir) statePath(name string) (string, error) {
 	if !validName.MatchString(name) {
 		return "", fmt.Errorf("cvx: run name %q: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
-	return filepath.Join(StateDir(), name+".json"), nil
+	if d == "" {
+		return "", errors.New("cvx: RunDir is empty: name a directory")
+	}
+	return filepath.Join(string(d), name+".json"), nil
 }
 
 // stateFile is the on-disk form of a run.

@@ -561,13 +561,49 @@ var mathJaxBlankFont = []*regexp.Regexp{
 	regexp.MustCompile(`^Failed to load resource: net::ERR_FAILED at about:blank$`),
 }
 
+// widgetsProbe are the two console errors of the classic Notebook's probe
+// for the legacy ipywidgets 4 extension: its main.js requires
+// nbextensions/widgets/notebook/js/extension.js, which no Debian package
+// installs, and on the 404 (served as an HTML page) it warns "Widgets are
+// not available" and goes on. They appear before any cell runs, on every
+// machine without ipywidgets 4.
+var widgetsProbe = []*regexp.Regexp{
+	regexp.MustCompile(`^Failed to load resource: the server responded with a status of 404 \(Not Found\) at http://127\.0\.0\.1:\d+/nbextensions/widgets/notebook/js/extension\.js\?v=\d+$`),
+	regexp.MustCompile(`^Refused to execute script from 'http://127\.0\.0\.1:\d+/nbextensions/widgets/notebook/js/extension\.js\?v=\d+' because its MIME type \('text/html'\) is not executable, and strict MIME type checking is enabled\. at http://127\.0\.0\.1:\d+/notebooks/[^/ ]+\.ipynb$`),
+}
+
 // notebookNoise reports whether c is a known, harmless console error of the
 // classic Notebook UI.
 func notebookNoise(c string) bool {
-	for _, re := range mathJaxBlankFont {
+	for _, re := range append(append([]*regexp.Regexp{}, mathJaxBlankFont...), widgetsProbe...) {
 		if re.MatchString(c) {
 			return true
 		}
 	}
 	return false
+}
+
+// TestNotebookNoise checks the console errors the live test ignores against
+// the lines Chromium printed on a fresh machine, and that errors of the
+// charts or of another script are not ignored.
+func TestNotebookNoise(t *testing.T) {
+	for _, c := range []string{
+		"Access to font at 'about:blank' from origin 'http://127.0.0.1:45915' has been blocked by CORS policy: Cross origin requests are only supported for protocol schemes: chrome, chrome-extension, data, http, https. at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+		"Failed to load resource: net::ERR_FAILED at about:blank",
+		"Failed to load resource: the server responded with a status of 404 (Not Found) at http://127.0.0.1:45915/nbextensions/widgets/notebook/js/extension.js?v=20261125121958",
+		"Refused to execute script from 'http://127.0.0.1:45915/nbextensions/widgets/notebook/js/extension.js?v=20261125121958' because its MIME type ('text/html') is not executable, and strict MIME type checking is enabled. at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+	} {
+		if !notebookNoise(c) {
+			t.Errorf("not ignored: %s", c)
+		}
+	}
+	for _, c := range []string{
+		"Failed to load resource: the server responded with a status of 404 (Not Found) at http://127.0.0.1:45915/files/assets/echarts.min.js",
+		"Refused to execute script from 'http://127.0.0.1:45915/files/echarts.min.js' because its MIME type ('text/html') is not executable, and strict MIME type checking is enabled. at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+		"Uncaught TypeError: x is undefined at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+	} {
+		if notebookNoise(c) {
+			t.Errorf("ignored: %s", c)
+		}
+	}
 }

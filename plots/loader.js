@@ -250,6 +250,11 @@ function (cfg, option) {
           resolve(got);
           return;
         }
+        // An earlier output tried and failed: say why, as its chart does.
+        if (G.failed && G.failed[name]) {
+          reject(G.failed[name]);
+          return;
+        }
         if (++tries > 100) {
           reject(new Error(name + " is not loaded on this page: this output was rendered with OmitAssets, " +
             "so an earlier output must load it (render a chart without OmitAssets first)"));
@@ -275,9 +280,18 @@ function (cfg, option) {
       p = dep.then(function (ec) {
         return cfg.mode === "embed" ? loadEmbedded(name, ec) : loadURL(name, ec);
       });
-      p.catch(function () {
+      // A failed load is forgotten, so that a later output may try again,
+      // but its error is kept for the outputs without the library
+      // (OmitAssets) that wait for it.
+      p.then(function () {
+        if (G.failed) {
+          delete G.failed[name];
+        }
+      }, function (e) {
         if (G[name] === p) {
           delete G[name];
+          G.failed = G.failed || {};
+          G.failed[name] = e;
         }
       });
     }

@@ -34,7 +34,7 @@ func (n *Network) InputDim() int {
 	return d
 }
 
-func (n *Network) check() error {
+func (n *Network) Validate() error {
 	if n == nil || n.U == nil {
 		return errors.New("solvers: network has no hidden layer")
 	}
@@ -50,7 +50,7 @@ func (n *Network) check() error {
 
 // Eval returns f(x) for one raw input x (without the bias entry).
 func (n *Network) Eval(x []float64) (float64, error) {
-	if err := n.check(); err != nil {
+	if err := n.Validate(); err != nil {
 		return 0, err
 	}
 	if len(x) != n.InputDim() {
@@ -77,7 +77,7 @@ func (n *Network) Eval(x []float64) (float64, error) {
 // column). The hidden pre-activations are formed as matrix products
 // X_B U over blocks B of at most predictBlock rows.
 func (n *Network) Predict(x *mat.Dense) ([]float64, error) {
-	if err := n.check(); err != nil {
+	if err := n.Validate(); err != nil {
 		return nil, err
 	}
 	rows, cols := x.Dims()

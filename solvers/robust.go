@@ -36,33 +36,48 @@ import (
 const robustSignStream = 0x9e3779b97f4a7c15
 
 // Perturbation is the adversary's set: every data point x_k may move by δ_k
-// with ‖δ_k‖_p ≤ Eps, independently of the others. Norm is "inf" (the
-// paper's box {‖δ_k‖_∞ ≤ ε}, the default, also spelled ""), "2" or "1" (the
-// ℓ_p sets of section "ℓ_p Norm-Bounded Perturbation Set"). With a bias the
-// constant input 1 is not perturbed.
+// with ‖δ_k‖_p ≤ Eps, independently of the others. Norm is LInf (the paper's
+// box {‖δ_k‖_∞ ≤ ε}, the default, also written ""), L2 or L1 (the ℓ_p sets of
+// section "ℓ_p Norm-Bounded Perturbation Set"). With a bias the constant
+// input 1 is not perturbed.
 type Perturbation struct {
 	Eps  float64
-	Norm string
+	Norm Norm
 }
 
-type robustNorm uint8
+// Norm names the ℓ_p norm of a perturbation set. Its values are the strings
+// "inf", "2" and "1" (as in JSON and saved states); "" means LInf.
+type Norm string
 
+// The perturbation norms.
 const (
-	robustInf robustNorm = iota
-	robustOne
-	robustTwo
+	LInf Norm = "inf" // ‖δ‖_∞ ≤ ε, the paper's box; dual norm ‖·‖₁
+	L2   Norm = "2"   // ‖δ‖₂ ≤ ε; dual norm ‖·‖₂
+	L1   Norm = "1"   // ‖δ‖₁ ≤ ε; dual norm ‖·‖_∞
 )
 
-func (pt Perturbation) norm() (robustNorm, bool) {
-	switch pt.Norm {
-	case "", "inf":
-		return robustInf, true
-	case "1":
-		return robustOne, true
-	case "2":
-		return robustTwo, true
+// ParseNorm returns the norm named s ("inf" or "", "2", "1").
+func ParseNorm(s string) (Norm, error) {
+	n := Norm(s).Canonical()
+	if !n.valid() {
+		return "", fmt.Errorf("solvers: unknown perturbation norm %q (want \"inf\", \"2\" or \"1\")", s)
 	}
-	return 0, false
+	return n, nil
+}
+
+// Canonical returns LInf for "" and n otherwise.
+func (n Norm) Canonical() Norm {
+	if n == "" {
+		return LInf
+	}
+	return n
+}
+
+func (n Norm) valid() bool { return n == LInf || n == L2 || n == L1 }
+
+func (pt Perturbation) norm() (Norm, bool) {
+	n := pt.Norm.Canonical()
+	return n, n.valid()
 }
 
 // Validate reports a radius that is negative, NaN or infinite, or an unknown
@@ -78,11 +93,7 @@ func (pt Perturbation) Validate() error {
 }
 
 func (pt Perturbation) String() string {
-	name := pt.Norm
-	if name == "" {
-		name = "inf"
-	}
-	return fmt.Sprintf("ℓ_%s ball of radius %g", name, pt.Eps)
+	return fmt.Sprintf("ℓ_%s ball of radius %g", pt.Norm.Canonical(), pt.Eps)
 }
 
 // DualNorm returns ‖v‖_*, the dual norm of the perturbation's norm:
@@ -94,18 +105,20 @@ func (pt Perturbation) DualNorm(v []float64) float64 {
 	if !ok {
 		return math.NaN()
 	}
-	return robustDualNorm(kind, v)
+	return kind.Dual(v)
 }
 
-func robustDualNorm(kind robustNorm, v []float64) float64 {
-	switch kind {
-	case robustInf:
+// Dual returns ‖v‖_*, the dual norm of n (n must be canonical and valid):
+// ‖v‖₁ for LInf, ‖v‖₂ for L2 and ‖v‖_∞ for L1.
+func (n Norm) Dual(v []float64) float64 {
+	switch n {
+	case LInf:
 		var s float64
 		for _, x := range v {
 			s += math.Abs(x)
 		}
 		return s
-	case robustTwo:
+	case L2:
 		return floats.Norm(v, 2)
 	}
 	var m float64
@@ -119,10 +132,10 @@ func robustDualNorm(kind robustNorm, v []float64) float64 {
 // ‖δ‖_p ≤ 1, so that dstᵀg = ‖g‖_*: sgn(g) for p = ∞ (with sgn 0 = 0, those
 // coordinates do not change the value), g/‖g‖₂ for p = 2, and sgn(g_j)e_j
 // at the first j of largest |g_j| for p = 1. g = 0 gives dst = 0.
-func robustMaximizer(kind robustNorm, dst, g []float64) {
+func robustMaximizer(kind Norm, dst, g []float64) {
 	clear(dst)
 	switch kind {
-	case robustInf:
+	case LInf:
 		for i, v := range g {
 			switch {
 			case v > 0:
@@ -131,11 +144,11 @@ func robustMaximizer(kind robustNorm, dst, g []float64) {
 				dst[i] = -1
 			}
 		}
-	case robustTwo:
+	case L2:
 		if nrm := floats.Norm(g, 2); nrm > 0 {
 			floats.ScaleTo(dst, 1/nrm, g)
 		}
-	case robustOne:
+	case L1:
 		best, bi := 0.0, -1
 		for i, v := range g {
 			if a := math.Abs(v); a > best {
@@ -148,17 +161,19 @@ func robustMaximizer(kind robustNorm, dst, g []float64) {
 	}
 }
 
-// robustFeatures returns the number of perturbed columns of an n×d matrix.
-func robustFeatures(d int, bias bool) int {
+// PerturbedFeatures returns f, the number of columns of a d-column X that the
+// adversary moves: d − 1 with a bias (the constant input is not perturbed), d
+// without.
+func PerturbedFeatures(d int, bias bool) int {
 	if bias {
 		return d - 1
 	}
 	return d
 }
 
-// robustCheck validates the program, the weights (shape, NaN) and the
+// CheckRobust validates the program, the weights (shape, NaN) and the
 // perturbation.
-func (p *Program) robustCheck(wt Weights, pert Perturbation) error {
+func (p *Program) CheckRobust(wt Weights, pert Perturbation) error {
 	if p == nil {
 		return errors.New("solvers: program is nil")
 	}
@@ -207,7 +222,7 @@ func (p *Program) robustG(wt Weights) *mat.Dense {
 // robustTerms returns the worst-case loss term of every point (see
 // RobustPointLosses), after checking the inputs.
 func (p *Program) robustTerms(wt Weights, pert Perturbation) ([]float64, error) {
-	if err := p.robustCheck(wt, pert); err != nil {
+	if err := p.CheckRobust(wt, pert); err != nil {
 		return nil, err
 	}
 	// ŷ exactly as Program.Predict computes it, so that ε = 0 reproduces
@@ -217,12 +232,12 @@ func (p *Program) robustTerms(wt Weights, pert Perturbation) ([]float64, error) 
 		return nil, err
 	}
 	n, d, _ := p.Dims()
-	f := robustFeatures(d, p.Bias)
+	f := PerturbedFeatures(d, p.Bias)
 	kind, _ := pert.norm()
 	g := p.robustG(wt)
 	terms := make([]float64, n)
 	for k := range terms {
-		rad := pert.Eps * robustDualNorm(kind, g.RawRowView(k)[:f])
+		rad := pert.Eps * kind.Dual(g.RawRowView(k)[:f])
 		y := p.Y[k]
 		switch p.Loss {
 		case HingeLoss:
@@ -231,9 +246,9 @@ func (p *Program) robustTerms(wt Weights, pert Perturbation) ([]float64, error) 
 			a := math.Abs(yhat[k]-y) + rad
 			terms[k] = a * a / 2
 		case BCELoss:
-			terms[k] = softplus(p.Loss.marginScale(y)*yhat[k] + 2*rad)
+			terms[k] = Softplus(p.Loss.MarginScale(y)*yhat[k] + 2*rad)
 		case LogisticLoss:
-			terms[k] = softplus(p.Loss.marginScale(y)*yhat[k] + rad)
+			terms[k] = Softplus(p.Loss.MarginScale(y)*yhat[k] + rad)
 		}
 	}
 	return terms, nil
@@ -312,17 +327,17 @@ func RobustObjective(p *Program, wt Weights, pert Perturbation) (float64, error)
 // norm, because the bias input 1 is not perturbed. With ε = 0 it equals
 // Program.Violation exactly.
 func RobustViolation(p *Program, wt Weights, pert Perturbation) (float64, error) {
-	if err := p.robustCheck(wt, pert); err != nil {
+	if err := p.CheckRobust(wt, pert); err != nil {
 		return 0, err
 	}
 	_, d, np := p.Dims()
-	f := robustFeatures(d, p.Bias)
+	f := PerturbedFeatures(d, p.Bias)
 	kind, _ := pert.norm()
 	radV := make([]float64, np)
 	radW := make([]float64, np)
 	for i := 0; i < np; i++ {
-		radV[i] = pert.Eps * robustDualNorm(kind, wt.V.RawRowView(i)[:f])
-		radW[i] = pert.Eps * robustDualNorm(kind, wt.W.RawRowView(i)[:f])
+		radV[i] = pert.Eps * kind.Dual(wt.V.RawRowView(i)[:f])
+		radW[i] = pert.Eps * kind.Dual(wt.W.RawRowView(i)[:f])
 	}
 	var zv, zw mat.Dense
 	zv.Mul(p.X, wt.V.T())
@@ -356,11 +371,11 @@ func RobustViolation(p *Program, wt Weights, pert Perturbation) (float64, error)
 // vertex of the box, as the paper notes; a zero entry of g_k^f gets δ = 0
 // (sgn 0 = 0), which changes neither the surrogate nor its loss.
 func WorstCase(p *Program, wt Weights, pert Perturbation) (*mat.Dense, error) {
-	if err := p.robustCheck(wt, pert); err != nil {
+	if err := p.CheckRobust(wt, pert); err != nil {
 		return nil, err
 	}
 	n, d, _ := p.Dims()
-	f := robustFeatures(d, p.Bias)
+	f := PerturbedFeatures(d, p.Bias)
 	kind, _ := pert.norm()
 	var yhat []float64
 	if p.Loss == SquaredLoss {
@@ -443,7 +458,7 @@ func WorstCaseSquared(p *Program, wt Weights, pert Perturbation) (*mat.Dense, er
 // satisfy the robust constraints (RobustViolation = 0) certify every training
 // point.
 func CertifiedPoints(net *Network, x *mat.Dense, pert Perturbation) ([]bool, []float64, error) {
-	if err := net.check(); err != nil {
+	if err := net.Validate(); err != nil {
 		return nil, nil, err
 	}
 	if err := pert.Validate(); err != nil {
@@ -465,7 +480,7 @@ func CertifiedPoints(net *Network, x *mat.Dense, pert Perturbation) ([]bool, []f
 	col := make([]float64, d)
 	for j := 0; j < m; j++ {
 		mat.Col(col, j, net.U)
-		rad[j] = pert.Eps * robustDualNorm(kind, col[:f])
+		rad[j] = pert.Eps * kind.Dual(col[:f])
 	}
 	var h mat.Dense
 	h.Mul(x, net.U.Slice(0, f, 0, m))
@@ -586,7 +601,7 @@ func sampleRobust(x *mat.Dense, bias bool, pa, s int, pert Perturbation, target 
 	if maxDraws > 0 {
 		budget = min(budget, maxDraws)
 	}
-	f := robustFeatures(d, bias)
+	f := PerturbedFeatures(d, bias)
 	kind, _ := pert.norm()
 	eps := pert.Eps
 
@@ -642,12 +657,12 @@ func sampleRobust(x *mat.Dense, bias bool, pa, s int, pert Perturbation, target 
 // (seed, h, j) so that any draw can be regenerated on its own.
 type robustPerturber struct {
 	seed uint64
-	kind robustNorm
+	kind Norm
 	src  rand.PCG
 	rng  *rand.Rand
 }
 
-func newRobustPerturber(seed uint64, kind robustNorm) *robustPerturber {
+func newRobustPerturber(seed uint64, kind Norm) *robustPerturber {
 	rp := &robustPerturber{seed: seed, kind: kind}
 	rp.rng = rand.New(&rp.src)
 	return rp
@@ -662,7 +677,7 @@ func (rp *robustPerturber) reset(h, j int) {
 // uniform point of the unit sphere for p = 2, ±e_i for p = 1.
 func (rp *robustPerturber) next(dst []float64) {
 	switch rp.kind {
-	case robustInf:
+	case LInf:
 		var w uint64
 		for i := range dst {
 			if i&63 == 0 {
@@ -671,7 +686,7 @@ func (rp *robustPerturber) next(dst []float64) {
 			dst[i] = float64(int64(w&1)<<1 - 1)
 			w >>= 1
 		}
-	case robustTwo:
+	case L2:
 		for {
 			var ss float64
 			for i := range dst {
@@ -684,7 +699,7 @@ func (rp *robustPerturber) next(dst []float64) {
 				return
 			}
 		}
-	case robustOne:
+	case L1:
 		clear(dst)
 		i := rp.rng.IntN(len(dst))
 		dst[i] = float64(int64(rp.src.Uint64()&1)<<1 - 1)

@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-var robNorms = []string{"inf", "2", "1"}
+var robNorms = []Norm{LInf, L2, L1}
 
 var robLosses = []Loss{HingeLoss, BCELoss, SquaredLoss, LogisticLoss}
 
@@ -96,7 +96,7 @@ func robProgram(n, f, np int, loss Loss, bias bool, seed uint64) (*Program, Weig
 }
 
 // robNormP returns ‖v‖_p for the perturbation's norm (not the dual).
-func robNormP(norm string, v []float64) float64 {
+func robNormP(norm Norm, v []float64) float64 {
 	var s float64
 	for _, x := range v {
 		switch norm {
@@ -152,7 +152,7 @@ func robSurrogate(p *Program, wt Weights, k int, delta []float64) float64 {
 
 // robVertices returns the extreme points of the radius-eps ball in R^f for
 // "inf" (the 2^f box vertices) and "1" (the 2f points ±eps e_i).
-func robVertices(norm string, f int, eps float64) [][]float64 {
+func robVertices(norm Norm, f int, eps float64) [][]float64 {
 	var out [][]float64
 	switch norm {
 	case "inf":
@@ -184,7 +184,7 @@ func robClose(a, b, tol float64) bool {
 
 func TestRobustPerturbationDualNorm(t *testing.T) {
 	v := []float64{3, -4, 1}
-	for norm, want := range map[string]float64{"inf": 8, "": 8, "2": math.Sqrt(26), "1": 4} {
+	for norm, want := range map[Norm]float64{"inf": 8, "": 8, "2": math.Sqrt(26), "1": 4} {
 		pt := Perturbation{Eps: 0.1, Norm: norm}
 		if err := pt.Validate(); err != nil {
 			t.Fatalf("%q: %v", norm, err)
@@ -444,7 +444,7 @@ func TestWorstCaseMatchesTheoremFormulas(t *testing.T) {
 // robFeasible returns a program with weights v_i = c_i a_i, w_i = c'_i a_i
 // along the pattern directions a_i, and the largest radius at which they
 // satisfy the robust constraints, min over i, k of |x_kᵀa_i|/‖a_i^f‖_*.
-func robFeasible(n, f, np int, loss Loss, bias bool, norm string, seed uint64) (*Program, Weights, *mat.Dense, float64) {
+func robFeasible(n, f, np int, loss Loss, bias bool, norm Norm, seed uint64) (*Program, Weights, *mat.Dense, float64) {
 	rng := rand.New(rand.NewPCG(seed, 78))
 	raw := robRaw(rng, n, f)
 	x := robWithBias(raw, bias)
@@ -485,7 +485,7 @@ func robFeasible(n, f, np int, loss Loss, bias bool, norm string, seed uint64) (
 // the robust convex term. Beyond the feasible radius the constraints are
 // violated and no point is certified.
 func TestRobustFeasibleNetworkIsCertifiedAndExact(t *testing.T) {
-	for _, norm := range []string{"inf", "1"} {
+	for _, norm := range []Norm{LInf, L1} {
 		for _, bias := range []bool{false, true} {
 			for _, loss := range robLosses {
 				p, wt, raw, epsMax := robFeasible(8, 3, 4, loss, bias, norm, uint64(7+int(loss)))
@@ -493,7 +493,7 @@ func TestRobustFeasibleNetworkIsCertifiedAndExact(t *testing.T) {
 				if viol, err := RobustViolation(p, wt, pt); err != nil || viol != 0 {
 					t.Fatalf("%v %s: robust violation %v (%v) at ε = ε_max/2", loss, norm, viol, err)
 				}
-				net, err := p.Recover(wt, 0)
+				net, err := p.Recover(wt)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -560,7 +560,7 @@ func robNetwork(rng *rand.Rand, f, m int, bias bool) *Network {
 // robGrid returns perturbations covering the ball: a full grid of the box
 // (vertices included) for "inf"; four radii × 720 angles for "2" (f = 2);
 // the ℓ₁ sphere's edges, vertices included, for "1" (f = 2).
-func robGrid(norm string, f int, eps float64) [][]float64 {
+func robGrid(norm Norm, f int, eps float64) [][]float64 {
 	var out [][]float64
 	switch norm {
 	case "inf":
@@ -613,7 +613,7 @@ func robGrid(norm string, f int, eps float64) [][]float64 {
 func TestCertifiedPointsMatchesGrid(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	cases := []struct {
-		norm string
+		norm Norm
 		f    int
 	}{{"inf", 2}, {"inf", 3}, {"2", 2}, {"1", 2}}
 	for _, c := range cases {
@@ -698,7 +698,7 @@ func robReplayA(seed uint64, d, h int) []float64 {
 func robCheckDraws(t *testing.T, x *mat.Dense, bias bool, pt Perturbation, seed uint64, pats Patterns, from []robustDraw) {
 	t.Helper()
 	n, d := x.Dims()
-	f := robustFeatures(d, bias)
+	f := PerturbedFeatures(d, bias)
 	kind, _ := pt.norm()
 	pr := newRobustPerturber(seed, kind)
 	for idx, pat := range pats {
@@ -818,7 +818,7 @@ func TestSampleRobustPatterns(t *testing.T) {
 		}
 	}
 	// The sign draws are fair and the ℓ₁ coordinates uniform.
-	for _, norm := range []string{"inf", "1"} {
+	for _, norm := range []Norm{LInf, L1} {
 		kind, _ := Perturbation{Norm: norm}.norm()
 		pr := newRobustPerturber(5, kind)
 		row := make([]float64, 70)
@@ -881,7 +881,7 @@ func TestRobustBadInput(t *testing.T) {
 		}
 	}
 
-	net, err := p.Recover(wt, 0)
+	net, err := p.Recover(wt)
 	if err != nil {
 		t.Fatal(err)
 	}

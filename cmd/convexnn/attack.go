@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/backprop"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -106,9 +107,9 @@ func attackCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		res.CleanAccuracy, err = solvers.Accuracy(make([]float64, n), y)
 		res.AttackedAccuracy = res.CleanAccuracy
 	} else {
-		o := solvers.AttackOptions{Norm: *norm, Eps: *eps, Steps: *steps, Loss: loss, KeepBest: true}
-		if res.CleanAccuracy, err = solvers.RobustAccuracy(net, x, y, "clean", o); err == nil {
-			res.AttackedAccuracy, err = solvers.RobustAccuracy(net, x, y, *method, o)
+		o := backprop.AttackOptions{Norm: solvers.Norm(*norm), Eps: *eps, Steps: *steps, Loss: loss, KeepBest: true}
+		if res.CleanAccuracy, err = backprop.RobustAccuracy(net, x, y, backprop.NoAdversary, o); err == nil {
+			res.AttackedAccuracy, err = backprop.RobustAccuracy(net, x, y, backprop.Adversary(*method), o)
 		}
 	}
 	if err != nil {

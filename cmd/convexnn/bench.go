@@ -2,20 +2,19 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
+	"math"
+	"os"
 	"strings"
+
+	"github.com/convexnn/convexnn/paper"
 )
 
 // benchCommand is `convexnn bench <cvxopt|torch|all> [flags]`: side-by-side
 // measurements against independent peers run in the same invocation, printed
-// as ratios. Not part of `make test` (paper-scale runs, minutes each).
-//
-//	cvxopt  Debian's python3-cvxopt against our interior-point method and our
-//	        ADMM on one mid-size convex program (n = 500, d = 20, P_s = 40):
-//	        time to a 1e-4 relative objective (bench_cvxopt.go).
-//	torch   PyTorch back-propagation (Debian's python3-torch, CPU) against our
-//	        ADMM on the Table 2 and Table 3 settings: time to the validation
-//	        accuracy our ADMM reaches (bench_torch.go).
+// as ratios (paper.BenchCVXOPT, paper.BenchTorch). Not part of `make test`
+// (paper-scale runs, minutes each).
 func benchCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return badInput("bench: name a benchmark: cvxopt, torch or all\n%s", benchUsage)
@@ -40,3 +39,143 @@ func benchCommand(ctx context.Context, args []string, stdout io.Writer) error {
 const benchUsage = `usage: convexnn bench cvxopt [-out out/bench] [-runs N]
        convexnn bench torch [-out out/bench] [-size paper|small] [-lrs list] [experiment ...]
        convexnn bench all`
+
+const benchCVXOPTUsage = `usage: convexnn bench cvxopt [-out out/bench] [-runs N] [-size paper|small] [-n 500] [-d 20] [-ps 40]
+       [-beta 1e-3] [-seed 1] [-loss squared|hinge|squared,hinge] [-target 1e-4] [-viol 1e-6] [-rho R] [-relax 1.8] [-admm-max-iter N]
+       [-python /usr/bin/python3] [-script bench/cvxopt_convex.py]`
+
+// benchCVXOPT parses the flags of `convexnn bench cvxopt` and runs
+// paper.BenchCVXOPT.
+func benchCVXOPT(ctx context.Context, args []string, stdout io.Writer) error {
+	def := paper.DefaultCVXOPTConfig(paper.SizePaper)
+	fs := flag.NewFlagSet("bench cvxopt", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "out/bench", "output directory: writes <out>/cvxopt/result.json")
+	runs := fs.Int("runs", def.Runs, "timed runs per solver; the table shows medians")
+	size := fs.String("size", "paper", "paper (n = 500, d = 20, P_s = 40) or small (n = 60, d = 5, P_s = 6); -n, -d, -ps override")
+	n := fs.Int("n", 0, "data points (0: by -size)")
+	d := fs.Int("d", 0, "features (0: by -size)")
+	ps := fs.Int("ps", 0, "sampled activation patterns P_s (0: by -size)")
+	beta := fs.Float64("beta", def.Beta, "regularization β")
+	seed := fs.Uint64("seed", def.Seed, "seed of the data and the patterns")
+	losses := fs.String("loss", "squared", "comma-separated losses: squared, hinge (slow for CVXOPT at the paper size)")
+	target := fs.Float64("target", def.Target, "relative objective gap to reach")
+	viol := fs.Float64("viol", def.ViolTol, "largest constraint violation at the target, relative to max |x_kᵀu*_j|")
+	rho := fs.Float64("rho", def.Rho, "ADMM penalty ρ (the starting ρ of the adaptive loss-split ADMM for the hinge loss)")
+	admmMax := fs.Int("admm-max-iter", def.ADMMMaxIter, "iteration cap of an ADMM run")
+	relax := fs.Float64("relax", def.Relax, "over-relaxation α of an extra ADMM row for the squared loss (1: no extra row)")
+	python := fs.String("python", def.Python, "Python interpreter with cvxopt and numpy")
+	script := fs.String("script", "", "the CVXOPT script (default: bench/cvxopt_convex.py of the repository)")
+	if err := fs.Parse(args); err != nil {
+		return badInput("bench cvxopt: %v\n%s", err, benchCVXOPTUsage)
+	}
+	if fs.NArg() > 0 {
+		return badInput("bench cvxopt: unexpected argument %q\n%s", fs.Arg(0), benchCVXOPTUsage)
+	}
+	if *size != string(paper.SizePaper) && *size != string(paper.SizeSmall) {
+		return badInput("bench cvxopt: -size %q: want paper or small", *size)
+	}
+	cfg := paper.DefaultCVXOPTConfig(paper.Size(*size))
+	cfg.Beta, cfg.Seed, cfg.Runs, cfg.Target, cfg.ViolTol, cfg.Rho, cfg.ADMMMaxIter, cfg.Relax, cfg.Python, cfg.Script =
+		*beta, *seed, *runs, *target, *viol, *rho, *admmMax, *relax, *python, *script
+	for _, f := range []struct {
+		name string
+		v    int
+		dst  *int
+	}{{"n", *n, &cfg.N}, {"d", *d, &cfg.D}, {"ps", *ps, &cfg.Ps}} {
+		if f.v < 0 {
+			return badInput("bench cvxopt: -%s %d: need a positive number", f.name, f.v)
+		}
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	switch {
+	case cfg.Runs < 1:
+		return badInput("bench cvxopt: -runs %d: need at least one run", cfg.Runs)
+	case !(cfg.Beta > 0) || math.IsInf(cfg.Beta, 0):
+		return badInput("bench cvxopt: -beta %v: need 0 < β < ∞", cfg.Beta)
+	case !(cfg.Target > 0 && cfg.Target < 1):
+		return badInput("bench cvxopt: -target %v: need 0 < target < 1", cfg.Target)
+	case !(cfg.ViolTol > 0) || math.IsInf(cfg.ViolTol, 0):
+		return badInput("bench cvxopt: -viol %v: need a positive tolerance", cfg.ViolTol)
+	case !(cfg.Rho > 0) || math.IsInf(cfg.Rho, 0):
+		return badInput("bench cvxopt: -rho %v: need 0 < ρ < ∞", cfg.Rho)
+	case !(cfg.Relax > 0 && cfg.Relax < 2):
+		return badInput("bench cvxopt: -relax %v: the over-relaxation α must be in (0, 2)", cfg.Relax)
+	case cfg.ADMMMaxIter < 1:
+		return badInput("bench cvxopt: -admm-max-iter %d: need at least one iteration", cfg.ADMMMaxIter)
+	}
+	cfg.Losses = nil
+	for _, l := range strings.Split(*losses, ",") {
+		switch l = strings.TrimSpace(l); l {
+		case "squared", "hinge":
+			cfg.Losses = append(cfg.Losses, l)
+		default:
+			return badInput("bench cvxopt: -loss %q: the losses are squared and hinge (the interior-point methods' cone programs)", l)
+		}
+	}
+	if cfg.Script != "" {
+		if _, err := os.Stat(cfg.Script); err != nil {
+			return badInput("bench cvxopt: -script: %v", err)
+		}
+	}
+	return paper.BenchCVXOPT(ctx, cfg, *out, stdout)
+}
+
+const benchTorchUsage = `usage: convexnn bench torch [-out out/bench] [-size paper|small] [-lrs 1e-4,3e-4,1e-3,3e-3,1e-2]
+       [-epochs N] [-seconds S] [-dtype float32|float64] [-threads 2] [-python /usr/bin/python3] [-script bench/torch_backprop.py]
+       [experiment ...]
+experiments (default all four): table2-mnist, table3-fmnist, table3-fmnist-ds, table3-cifar-ds`
+
+// benchTorch parses the flags of `convexnn bench torch` and runs
+// paper.BenchTorch.
+func benchTorch(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench torch", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("out", "out/bench", "output directory: writes <out>/torch/result.json")
+	size := fs.String("size", "paper", "paper (the experiments' paper settings) or small (seconds)")
+	lrs := fs.String("lrs", paper.TorchDefaultLRs, "comma-separated Adam learning rates of the PyTorch grid")
+	epochs := fs.Int("epochs", 0, "epoch cap per learning rate (0: the experiment's back-prop epochs, 20 at paper size, 5 small)")
+	seconds := fs.Float64("seconds", 60, "training-time cap per learning rate, seconds")
+	dtype := fs.String("dtype", "float32", "PyTorch's floating-point type: float32 (its default) or float64")
+	threads := fs.Int("threads", paper.TorchThreads, "PyTorch's intra-op threads (torch.set_num_threads)")
+	python := fs.String("python", paper.DebianPython, "the Python interpreter with torch")
+	script := fs.String("script", "", "the PyTorch script (default: bench/torch_backprop.py of the repository)")
+	if err := fs.Parse(args); err != nil {
+		return badInput("bench torch: %v\n%s", err, benchTorchUsage)
+	}
+	if *size != string(paper.SizePaper) && *size != string(paper.SizeSmall) {
+		return badInput("bench torch: -size %q: want paper or small", *size)
+	}
+	grid, err := paper.ParseLRs(*lrs)
+	if err != nil {
+		return badInput("bench torch: -lrs %q: %v", *lrs, err)
+	}
+	switch {
+	case *epochs < 0:
+		return badInput("bench torch: -epochs %d: must be ≥ 0 (0 for the experiment's)", *epochs)
+	case !(*seconds > 0) || math.IsInf(*seconds, 0):
+		return badInput("bench torch: -seconds %v: must be positive and finite", *seconds)
+	case *dtype != "float32" && *dtype != "float64":
+		return badInput("bench torch: -dtype %q: want float32 or float64", *dtype)
+	case *threads < 1:
+		return badInput("bench torch: -threads %d: need at least one", *threads)
+	}
+	for _, n := range fs.Args() {
+		if strings.HasPrefix(n, "-") {
+			return badInput("bench torch: flag %s after the experiment names: put flags first\n%s", n, benchTorchUsage)
+		}
+	}
+	todo, err := paper.TorchExperiments(fs.Args())
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if *script != "" {
+		if _, err := os.Stat(*script); err != nil {
+			return badInput("bench torch: -script: %v", err)
+		}
+	}
+	opts := paper.TorchOptions{Python: *python, Script: *script, LRs: grid, Epochs: *epochs, Seconds: *seconds, DType: *dtype, Threads: *threads}
+	return paper.BenchTorch(ctx, todo, paper.Size(*size), opts, *out, stdout)
+}

@@ -146,7 +146,7 @@ func dataCommand(ctx context.Context, args []string, w io.Writer) error {
 		}
 		n, d := sp.Train.Dims()
 		m, _ := sp.Test.Dims()
-		info.Paper[p] = paperInfo{Train: n, Validation: m, Holdout: heldOut(sp), D: d, Classes: setClasses(sp.Train), Notes: sp.Notes}
+		info.Paper[p] = paperInfo{Train: n, Validation: m, Holdout: holdout(sp), D: d, Classes: setClasses(sp.Train), Notes: sp.Notes}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -186,4 +186,12 @@ func setClasses(s *data.Set) map[string]int {
 		out[name] += c
 	}
 	return out
+}
+
+// holdout is the size of sp's held-out set (0: none).
+func holdout(sp *data.Split) int {
+	if sp.Holdout == nil {
+		return 0
+	}
+	return len(sp.Holdout.Y)
 }

@@ -4,28 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
-)
 
-// sharedData returns ../shared/data beside the checkout; it fails under
-// make test (CONVEXNN_REQUIRE_E2E=1) and skips otherwise when absent.
-func sharedData(t *testing.T) string {
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data"))
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			t.Fatalf("shared data folder %s missing", dir)
-		}
-		t.Skipf("shared data folder %s missing", dir)
-	}
-	return dir
-}
+	"github.com/convexnn/convexnn/internal/testenv"
+)
 
 // TestDataInfoReproducesTheREADMECounts runs `convexnn data info` on every
 // data set and checks the counts stated in shared/data/README.md.
 func TestDataInfoReproducesTheREADMECounts(t *testing.T) {
-	dir := sharedData(t)
+	dir := testenv.SharedData(t)
 	info := func(name string) dataInfo {
 		var out bytes.Buffer
 		if err := dataCommand(context.Background(), []string{"info", name, "-dir", dir}, &out); err != nil {

@@ -39,6 +39,7 @@ import (
 	"runtime/debug"
 
 	"github.com/convexnn/convexnn/internal/nbrun"
+	"github.com/convexnn/convexnn/paper"
 )
 
 const usage = `usage:
@@ -96,25 +97,6 @@ func main() {
 	}
 }
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "notebooks")); err == nil {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run this inside the convexnn repository (no go.mod with notebooks/ above the working directory)")
-		}
-		dir = parent
-	}
-}
-
 func notebooks(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("notebooks", flag.ContinueOnError)
 	out := fs.String("out", "out/notebooks", "directory for executed notebooks and HTML")
@@ -122,7 +104,7 @@ func notebooks(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	repo, err := repoRoot()
+	repo, err := paper.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/admm"
+	"github.com/convexnn/convexnn/solvers/ipm"
+	"github.com/convexnn/convexnn/solvers/scp"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -181,10 +184,7 @@ func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Pe
 	if pj.Eps < 0 {
 		return nil, pert, badInput("problem: field \"eps\" = %v: the perturbation radius must be ≥ 0 (0: standard training)", pj.Eps)
 	}
-	pert = solvers.Perturbation{Eps: pj.Eps, Norm: pj.Norm}
-	if pj.Norm == "" {
-		pert.Norm = "inf"
-	}
+	pert = solvers.Perturbation{Eps: pj.Eps, Norm: solvers.Norm(pj.Norm).Canonical()}
 	if err := pert.Validate(); err != nil {
 		return nil, pert, badInput("problem: field \"norm\" = %q: want \"inf\" (the box, default), \"2\" or \"1\"", pj.Norm)
 	}
@@ -356,43 +356,28 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 	}
 	var wt solvers.Weights
-	res := resultJSON{Solver: *solver, BLAS: solvers.BLASImplementation}
+	res := resultJSON{Solver: *solver, BLAS: solvers.BLAS()}
+	var converged admmResult
 	switch *solver {
 	case "ipm":
-		solve := solvers.SolveIPM
+		solve := ipm.Solve
 		if robust {
-			solve = func(ctx context.Context, p *solvers.Program, o solvers.IPMOptions) (*solvers.IPMResult, error) {
-				return solvers.SolveRobustIPM(ctx, p, pert, o)
+			solve = func(ctx context.Context, p *solvers.Program, o ipm.Options) (*ipm.Result, error) {
+				return ipm.SolveRobust(ctx, p, pert, o)
 			}
 		}
-		r, err := solve(ctx, p, solvers.IPMOptions{MaxIter: *maxIter, Tol: *tol})
+		r, err := solve(ctx, p, ipm.Options{MaxIter: *maxIter, Tol: *tol})
 		if err != nil {
 			return err
 		}
 		wt, res.Status, res.Iterations = r.Weights, r.Status.String(), r.Iterations
 	case "admm":
-		o := solvers.ADMMOptions{MaxIter: *maxIter, Rho: *rho, Relax: *relax}
-		if *tol > 0 {
-			o.AbsTol, o.RelTol = *tol, *tol
-		}
-		var converged bool
-		if robust && o.Relax != 0 && o.Relax != 1 {
-			return badInput("solve: -relax is for -inner closed-form; the robust ADMM has no over-relaxation")
-		}
-		if robust {
-			var a *solvers.ADMMRobust
-			var hist []solvers.ADMMStep
-			if a, hist, err = solvers.SolveADMMRobust(ctx, p, pert, o, nil, nil); err == nil {
-				wt, res.Inner, res.Iterations, converged = a.Weights(), "robust", len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1])
-			}
-		} else {
-			wt, res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, o, *inner)
-		}
-		if err != nil {
+		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *maxIter); err != nil {
 			return err
 		}
+		wt = converged.weights
 		res.Status = "iteration limit"
-		if converged {
+		if converged.ok {
 			res.Status = "optimal"
 		}
 	}
@@ -407,7 +392,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		// The robust objective eq. (hinge_adv_D) / (SOCP3) and the robust
 		// constraints eq. (robust_constraint); the clean objective kept.
 		clean := res.Objective
-		res.CleanObjective, res.Eps, res.Norm = &clean, pert.Eps, pert.Norm
+		res.CleanObjective, res.Eps, res.Norm = &clean, pert.Eps, string(pert.Norm)
 		if res.Objective, err = solvers.RobustObjective(p, wt, pert); err != nil {
 			return err
 		}
@@ -415,7 +400,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	net, err := p.Recover(wt, 1e-9*math.Max(1, maxNorm(wt)))
+	net, err := p.Recover(wt)
 	if err != nil {
 		return err
 	}
@@ -463,65 +448,74 @@ func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error))
 	return enc.Encode(res)
 }
 
-// solveADMM runs the ADMM variant for the program's loss: the closed-form
-// u-update for the squared loss (unless inner asks otherwise), the loss
-// split (inner "split", the default for the hinge loss) or Algorithm RBCD
-// (inner "rbcd", the default for BCE and logistic).
-func solveADMM(ctx context.Context, p *solvers.Program, o solvers.ADMMOptions, inner string) (wt solvers.Weights, used string, iters int, converged bool, err error) {
-	if inner == "" {
-		switch p.Loss {
-		case solvers.SquaredLoss:
-			inner = "closed-form"
-		case solvers.HingeLoss:
-			inner = "split"
-		default:
-			inner = "rbcd"
+// admmResult is the end of an ADMM run: its weights and whether its last
+// step passed the stopping test.
+type admmResult struct {
+	weights solvers.Weights
+	ok      bool
+}
+
+// solveADMM runs the ADMM variant named by inner, or admm.ChooseVariant's
+// for the program's loss when inner is empty, and returns the variant, the
+// iterations and how it ended. -relax is the closed-form u-update's; 1 means
+// no over-relaxation for every variant.
+func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, inner string, relax, rho, tol float64, maxIter int) (string, int, admmResult, error) {
+	robust := pert.Eps > 0
+	v := admm.ChooseVariant(p.Loss, robust)
+	if inner != "" {
+		var err error
+		if v, err = admm.ParseVariant(inner); err != nil {
+			return inner, 0, admmResult{}, badInput("solve: -inner %q: use split or rbcd (or closed-form for the squared loss, robust for eps > 0)", inner)
 		}
 	}
-	if o.Relax != 0 && o.Relax != 1 && inner != "closed-form" {
-		return wt, inner, 0, false, badInput("solve: -relax is for -inner closed-form (the squared loss); the %s u-update has no over-relaxation", inner)
+	switch {
+	case robust && v != admm.VariantRobust:
+		return inner, 0, admmResult{}, badInput("solve: -inner %s: robust problems (eps > 0) are solved by the robust ADMM (-inner robust, the default)", inner)
+	case !robust && v == admm.VariantRobust:
+		return inner, 0, admmResult{}, badInput("solve: -inner robust is for robust problems (eps > 0)")
+	case v == admm.VariantClosedForm && p.Loss != solvers.SquaredLoss:
+		return inner, 0, admmResult{}, badInput("solve: -inner closed-form is for the squared loss; the %v loss needs split or rbcd", p.Loss)
+	case v == admm.VariantRBCD && !p.Loss.Smooth():
+		return inner, 0, admmResult{}, badInput("solve: -inner rbcd needs a smooth loss (squared, bce, logistic); the %v loss has no gradient: use -inner split", p.Loss)
+	case relax != 0 && relax != 1 && v == admm.VariantRBCD:
+		return inner, 0, admmResult{}, badInput("solve: -relax is for -inner closed-form (the squared loss); the rbcd u-update has no over-relaxation")
+	case relax != 0 && relax != 1 && v != admm.VariantClosedForm:
+		return inner, 0, admmResult{}, badInput("solve: -relax is for -inner closed-form (the squared loss); the %s ADMM over-relaxes with its own fixed α = %g", v, admm.FixedRelax)
 	}
-	switch inner {
-	case "closed-form":
-		if p.Loss != solvers.SquaredLoss {
-			return wt, inner, 0, false, badInput("solve: -inner closed-form is for the squared loss; the %v loss needs split or rbcd", p.Loss)
-		}
-		a, hist, err := solvers.SolveADMM(ctx, p, o, nil, nil)
-		if err != nil {
-			return wt, inner, 0, false, err
-		}
-		return a.Weights(), inner, len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1]), nil
-	case "split":
-		a, hist, err := solvers.SolveADMMSplit(ctx, p, o, nil, nil)
-		if err != nil {
-			return wt, inner, 0, false, err
-		}
-		return a.Weights(), inner, len(hist), len(hist) > 0 && a.Converged(hist[len(hist)-1]), nil
-	case "rbcd":
-		if !p.Loss.Smooth() {
-			return wt, inner, 0, false, badInput("solve: -inner rbcd needs a smooth loss (squared, bce, logistic); the %v loss has no gradient: use -inner split", p.Loss)
-		}
-		return solveRBCD(ctx, p, o)
+	o := admm.Options{MaxIter: maxIter, Rho: rho}
+	if v == admm.VariantClosedForm {
+		o.Relax = relax
 	}
-	return wt, inner, 0, false, badInput("solve: -inner %q: use split or rbcd (or closed-form for the squared loss)", inner)
+	if tol > 0 {
+		o.AbsTol, o.RelTol = tol, tol
+	}
+	s, err := admm.New(p, pert, v, o, nil)
+	if err != nil {
+		return string(v), 0, admmResult{}, err
+	}
+	hist, err := admm.Solve(ctx, s, maxIter, nil)
+	if err != nil {
+		return string(v), len(hist), admmResult{}, err
+	}
+	return string(v), len(hist), admmResult{weights: s.Weights(), ok: len(hist) > 0 && s.Converged(hist[len(hist)-1])}, nil
 }
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),
 // the output layer by FISTA with the squared loss (a Lasso) or BCE.
 func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, maxIter int, tol float64, start time.Time) (resultJSON, error) {
-	res := resultJSON{Solver: "scp", BLAS: solvers.BLASImplementation, Neurons: neurons, Seed: &seed}
+	res := resultJSON{Solver: "scp", BLAS: solvers.BLAS(), Neurons: neurons, Seed: &seed}
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.BCELoss {
 		return res, badInput("solve: -solver scp solves the squared and bce losses (FISTA needs a smooth loss with a computable duality gap), not %v", p.Loss)
 	}
 	n, d := p.X.Dims()
-	if err := solvers.CheckFeatureMemory(n, neurons, 8<<30); err != nil {
+	if err := scp.CheckFeatureMemory(n, neurons, 8<<30); err != nil {
 		return res, badInput("solve: %v", err)
 	}
-	u, err := solvers.SampleSphere(d, neurons, seed)
+	u, err := scp.SampleSphere(d, neurons, seed)
 	if err != nil {
 		return res, err
 	}
-	h, err := solvers.ReLUFeatures(p.X, u)
+	h, err := scp.ReLUFeatures(p.X, u)
 	if err != nil {
 		return res, err
 	}
@@ -531,22 +525,22 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	if tol == 0 {
 		tol = 1e-8
 	}
-	type stepper interface{ Step() solvers.FISTAStep }
+	type stepper interface{ Step() scp.FISTAStep }
 	var (
 		f     stepper
 		alpha func() []float64
 		obj   func([]float64) float64
 	)
 	if p.Loss == solvers.SquaredLoss {
-		lp := &solvers.Lasso{H: h, Y: p.Y, Beta: p.Beta}
-		s, err := solvers.NewFISTA(lp, nil)
+		lp := &scp.Lasso{H: h, Y: p.Y, Beta: p.Beta}
+		s, err := scp.NewFISTA(lp, nil)
 		if err != nil {
 			return res, err
 		}
 		f, alpha, obj = s, func() []float64 { return s.State.Alpha }, lp.Objective
 	} else {
-		bp := &solvers.BCELasso{H: solvers.NewDenseFeatures(h), Y: p.Y, Beta: p.Beta}
-		s, err := solvers.NewFISTABCE(bp, nil)
+		bp := &scp.BCELasso{H: scp.NewDenseFeatures(h), Y: p.Y, Beta: p.Beta}
+		s, err := scp.NewFISTABCE(bp, nil)
 		if err != nil {
 			return res, err
 		}
@@ -568,7 +562,7 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	a := alpha()
 	res.Objective = obj(a)
 	res.Seconds = time.Since(start).Seconds()
-	net, err := solvers.SCPNetwork(u, a, p.Bias, 0)
+	net, err := scp.Network(u, a, p.Bias)
 	if err != nil {
 		return res, err
 	}
@@ -577,13 +571,4 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	}
 	res.Network = networkOf(net)
 	return res, nil
-}
-
-func maxNorm(wt solvers.Weights) float64 {
-	var m float64
-	r, _ := wt.V.Dims()
-	for i := 0; i < r; i++ {
-		m = math.Max(m, math.Max(mat.Norm(wt.V.RowView(i), 2), mat.Norm(wt.W.RowView(i), 2)))
-	}
-	return m
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 func writeProblem(t *testing.T, body string) string {
@@ -301,7 +303,7 @@ func TestSolveRobust(t *testing.T) {
 		}
 		// The robust ADMM reaches the interior-point optimum (under -race on
 		// the first case only; make test runs all without -race).
-		if raceDetector && c != cases[0] {
+		if testenv.Race && c != cases[0] {
 			continue
 		}
 		adm := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, fields)), "-solver", "admm", "-tol", "1e-9", "-max-iter", "100000")
@@ -324,7 +326,7 @@ func TestSolveRobustUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"-problem", rob, "-solver", "admm", "-inner", "split"}, "solved by the robust ADMM"},
-		{[]string{"-problem", rob, "-solver", "admm", "-relax", "1.5"}, "robust ADMM has no over-relaxation"},
+		{[]string{"-problem", rob, "-solver", "admm", "-relax", "1.5"}, "robust ADMM over-relaxes with its own fixed α = 1.6"},
 		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "use -solver ipm or -solver admm"},
 		{[]string{"-problem", writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "norm": "max"}))}, `field "norm" = "max"`},
 		{[]string{"-problem", sampling(map[string]any{"robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `give the seed as "robust_sampling"."seed"`},

@@ -1,0 +1,57 @@
+// Package testenv holds what the tests of several packages need from their
+// environment: whether the race detector is on, and the project's shared
+// data folder. Tests only.
+package testenv
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RequireE2E reports whether the tests must not skip for a missing part of
+// the environment (CONVEXNN_REQUIRE_E2E=1, as make test sets it).
+func RequireE2E() bool { return os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" }
+
+// Missing skips the test, or fails it under RequireE2E, for a missing part
+// of the environment.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if RequireE2E() {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// RepoRoot returns the checkout the test runs in: the first directory
+// upwards from the working directory with a go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal(errors.New("no go.mod above the working directory"))
+		}
+		dir = parent
+	}
+}
+
+// SharedData returns the project's shared data folder, ../shared/data beside
+// the checkout; when it is missing the test is skipped (failed under
+// RequireE2E).
+func SharedData(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared", "data")
+	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+		Missing(t, "shared data folder %s missing", dir)
+	}
+	return dir
+}

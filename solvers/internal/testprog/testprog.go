@@ -1,0 +1,287 @@
+// Package testprog holds what the solvers' tests share: random convex
+// programs with a planted two-layer teacher, and the independent oracle,
+// Debian's python3-cvxopt, run on the same programs (cvxopt_oracle.py for
+// eq. convex_general, cvxopt_robust_oracle.py for the robust programs). Tests
+// only.
+package testprog
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+var (
+	//go:embed cvxopt_oracle.py
+	oracleScript string
+	//go:embed cvxopt_robust_oracle.py
+	robustOracleScript string
+)
+
+// Instance describes a random program for the interior-point tests.
+type Instance struct {
+	N, D, P int // D counts the bias column when Bias is set
+	Loss    solvers.Loss
+	Bias    bool
+	Beta    float64
+	Seed    uint64
+}
+
+func (c Instance) String() string {
+	return fmt.Sprintf("%v n=%d d=%d P=%d bias=%v β=%g", c.Loss, c.N, c.D, c.P, c.Bias, c.Beta)
+}
+
+// randomProgram returns a program on Gaussian data (with a last column of
+// ones when c.Bias) whose targets come from a random two-layer teacher
+// network (plus noise; signs for the hinge loss) and whose patterns are
+// D = diag(1[Xa ≥ 0]) for random Gaussian directions a, without repeats.
+func Random(t testing.TB, c Instance) *solvers.Program {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(c.Seed, 11))
+	x := mat.NewDense(c.N, c.D, nil)
+	for k := 0; k < c.N; k++ {
+		for l := 0; l < c.D; l++ {
+			x.Set(k, l, rng.NormFloat64())
+		}
+		if c.Bias {
+			x.Set(k, c.D-1, 1)
+		}
+	}
+	dot := func(k int, a []float64) float64 { return mat.Dot(x.RowView(k), mat.NewVecDense(c.D, a)) }
+	randDir := func() []float64 {
+		a := make([]float64, c.D)
+		for l := range a {
+			a[l] = rng.NormFloat64()
+		}
+		return a
+	}
+	const teacher = 3
+	us := make([][]float64, teacher)
+	for j := range us {
+		us[j] = randDir()
+	}
+	y := make([]float64, c.N)
+	for k := range y {
+		var f float64
+		for j, u := range us {
+			f += math.Max(0, dot(k, u)) * float64(1-2*(j%2))
+		}
+		if c.Loss == solvers.HingeLoss {
+			y[k] = 1
+			if f+0.3*rng.NormFloat64() < 0 {
+				y[k] = -1
+			}
+		} else {
+			y[k] = f + 0.1*rng.NormFloat64()
+		}
+	}
+	p := &solvers.Program{X: x, Y: y, Loss: c.Loss, Beta: c.Beta, Bias: c.Bias}
+	seen := map[string]bool{}
+	for tries := 0; len(p.D) < c.P && tries < 1000; tries++ {
+		a := randDir()
+		pat := make(solvers.Pattern, c.N)
+		key := make([]byte, c.N)
+		for k := range pat {
+			pat[k] = dot(k, a) >= 0
+			key[k] = '0'
+			if pat[k] {
+				key[k] = '1'
+			}
+		}
+		if !seen[string(key)] {
+			seen[string(key)] = true
+			p.D = append(p.D, pat)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Python is Debian's Python, which has python3-cvxopt.
+const Python = "/usr/bin/python3"
+
+var cvxoptCheck = sync.OnceValue(func() error {
+	out, err := exec.Command(Python, "-c", "import cvxopt").CombinedOutput()
+	if err != nil {
+		if msg := bytes.TrimSpace(out); len(msg) > 0 {
+			err = fmt.Errorf("%v: %s", err, msg)
+		}
+		return fmt.Errorf("%s cannot import cvxopt (apt-get install python3-cvxopt): %v", Python, err)
+	}
+	return nil
+})
+
+// RequireCVXOPT skips the test when the oracle is missing, or fails it under
+// CONVEXNN_REQUIRE_E2E=1 (make test).
+func RequireCVXOPT(t *testing.T) {
+	t.Helper()
+	if err := cvxoptCheck(); err != nil {
+		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
+			t.Fatalf("CONVEXNN_REQUIRE_E2E=1 but the CVXOPT oracle is unavailable: %v", err)
+		}
+		t.Skipf("skipping the CVXOPT comparison: %v", err)
+	}
+}
+
+// CVXOPTResult is the oracle's answer for a program.
+type CVXOPTResult struct {
+	Status          string      `json:"status"`
+	Objective       float64     `json:"objective"`
+	SolverObjective float64     `json:"solver_objective"`
+	Iterations      int         `json:"iterations"`
+	Tolerance       float64     `json:"tolerance"`
+	V               [][]float64 `json:"v"`
+	W               [][]float64 `json:"w"`
+}
+
+// CVXOPTRobustResult is the robust oracle's answer, with the largest
+// violation of the robust constraints at its solution.
+type CVXOPTRobustResult struct {
+	CVXOPTResult
+	Violation float64 `json:"violation"`
+}
+
+// oracleInput is a program as the oracles read it on stdin.
+type oracleInput struct {
+	X    [][]float64 `json:"X"`
+	Y    []float64   `json:"y"`
+	D    [][]int     `json:"D"`
+	Loss string      `json:"loss"`
+	Beta float64     `json:"beta"`
+	Eps  float64     `json:"eps,omitempty"`
+	Norm string      `json:"norm,omitempty"`
+	Bias bool        `json:"bias,omitempty"`
+}
+
+func inputOf(p *solvers.Program) oracleInput {
+	n, d, _ := p.Dims()
+	in := oracleInput{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta}
+	for k := 0; k < n; k++ {
+		in.X = append(in.X, append([]float64(nil), p.X.RawRowView(k)[:d]...))
+	}
+	for _, pat := range p.D {
+		row := make([]int, n)
+		for k, on := range pat {
+			if on {
+				row[k] = 1
+			}
+		}
+		in.D = append(in.D, row)
+	}
+	return in
+}
+
+// runOracle runs script on in and decodes its answer into out.
+func runOracle(t *testing.T, script string, in oracleInput, out any) {
+	t.Helper()
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(Python, "-c", script)
+	cmd.Stdin = bytes.NewReader(js)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	res, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cvxopt oracle: %v: %s", err, stderr.String())
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		t.Fatalf("cvxopt oracle output %q: %v", res, err)
+	}
+}
+
+// CVXOPT solves p (eq. convex_general) with the oracle.
+func CVXOPT(t *testing.T, p *solvers.Program) CVXOPTResult {
+	t.Helper()
+	var res CVXOPTResult
+	runOracle(t, oracleScript, inputOf(p), &res)
+	return res
+}
+
+// CVXOPTRobust solves the robust program of p and pert with the robust
+// oracle.
+func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) CVXOPTRobustResult {
+	t.Helper()
+	in := inputOf(p)
+	in.Eps, in.Norm, in.Bias = pert.Eps, string(pert.Norm.Canonical()), p.Bias
+	var res CVXOPTRobustResult
+	runOracle(t, robustOracleScript, in, &res)
+	return res
+}
+
+// RobustInstances are small random programs; D counts the bias column.
+var RobustInstances = []Instance{
+	{N: 24, D: 3, P: 5, Loss: solvers.HingeLoss, Bias: true, Beta: 0.01, Seed: 21},
+	{N: 20, D: 2, P: 4, Loss: solvers.HingeLoss, Beta: 0.05, Seed: 22},
+	{N: 30, D: 3, P: 6, Loss: solvers.SquaredLoss, Bias: true, Beta: 0.1, Seed: 23},
+	{N: 22, D: 3, P: 4, Loss: solvers.SquaredLoss, Beta: 0.05, Seed: 24},
+}
+
+// RandomSampled is Random's data with the patterns replaced by
+// SamplePatterns' draws.
+func RandomSampled(t *testing.T, c Instance) *solvers.Program {
+	t.Helper()
+	p := Random(t, c)
+	pats, err := solvers.SamplePatterns(p.X, c.P, c.Seed, 0)
+	if err != nil {
+		t.Fatalf("SamplePatterns: %v", err)
+	}
+	p.D = pats
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Optimal runs solve, which logs its progress to the writer it is given,
+// and fails the test with that log unless solve returns no error and check
+// accepts the result.
+func Optimal[R any](t testing.TB, what string, solve func(log io.Writer) (R, error), check func(R) error) R {
+	t.Helper()
+	var log strings.Builder
+	res, err := solve(&log)
+	if err == nil {
+		err = check(res)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, log.String())
+	}
+	return res
+}
+
+// RelDiff returns ‖a − b‖₂/‖b‖₂.
+func RelDiff(a, b []float64) float64 {
+	var num, den float64
+	for i := range a {
+		num += (a[i] - b[i]) * (a[i] - b[i])
+		den += b[i] * b[i]
+	}
+	return math.Sqrt(num / den)
+}
+
+// CheckIPM is the acceptance of an interior-point result: optimal (status
+// says how it ended otherwise) with a relative gap of at most maxGap.
+func CheckIPM(optimal bool, status fmt.Stringer, iters int, gap, maxGap float64) error {
+	switch {
+	case !optimal:
+		return fmt.Errorf("status %v after %d iterations", status, iters)
+	case gap > maxGap:
+		return fmt.Errorf("optimal with gap %v > %v", gap, maxGap)
+	}
+	return nil
+}

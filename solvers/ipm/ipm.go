@@ -1,0 +1,874 @@
+package ipm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Status is how an interior-point run ended. The zero value is not a
+// status (it is never "optimal" by accident).
+type Status int
+
+const (
+	// Optimal: relative gap and primal and dual residuals are within
+	// the tolerance.
+	Optimal Status = iota + 1
+	// Inaccurate: the method stalled (short steps, no progress, or a
+	// numerical breakdown) before reaching the tolerance; the result is its
+	// best iterate.
+	Inaccurate
+	// IterationLimit: the iteration limit was reached, or the context
+	// was done, before convergence; the result is the best iterate.
+	IterationLimit
+	// PrimalInfeasible: a certificate of primal infeasibility was found.
+	PrimalInfeasible
+	// DualInfeasible: a certificate of dual infeasibility (an unbounded
+	// primal) was found.
+	DualInfeasible
+)
+
+func (s Status) String() string {
+	switch s {
+	case Optimal:
+		return "optimal"
+	case Inaccurate:
+		return "inaccurate"
+	case IterationLimit:
+		return "iteration limit"
+	case PrimalInfeasible:
+		return "primal infeasible"
+	case DualInfeasible:
+		return "dual infeasible"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Options configure the interior-point method.
+type Options struct {
+	// MaxIter is the iteration limit; 0 means 100.
+	MaxIter int
+	// Tol bounds the relative duality gap and the relative primal and dual
+	// residuals at termination; 0 means 1e-8.
+	Tol float64
+	// Verbose, when not nil, receives one line per iteration.
+	Verbose io.Writer
+}
+
+func (o Options) resolve() (Options, error) {
+	if o.MaxIter < 0 {
+		return o, fmt.Errorf("ipm: interior point iteration limit %d < 0", o.MaxIter)
+	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 100
+	}
+	if math.IsNaN(o.Tol) || o.Tol < 0 || math.IsInf(o.Tol, 0) {
+		return o, fmt.Errorf("ipm: interior point tolerance %v, need 0 ≤ tol < ∞", o.Tol)
+	}
+	if o.Tol == 0 {
+		o.Tol = 1e-8
+	}
+	return o, nil
+}
+
+// Result is the outcome of Solve.
+type Result struct {
+	Status     Status
+	Weights    solvers.Weights // v_i, w_i
+	Objective  float64         // l^{v,w} at Weights, recomputed with Program.Objective
+	Gap        float64         // final relative duality gap
+	Iterations int
+	Seconds    float64
+}
+
+// Solve solves p with a primal-dual interior-point method for its
+// second-order cone form (the paper's "CVX" baseline). With u_j the 2P
+// groups (v_1 … v_P, w_1 … w_P), σ_j = ±1 their sign in the prediction,
+// i(j) their pattern, S_i = 2D_i − I and F = [D_1X … D_PX −D_1X … −D_PX],
+// the squared loss is the cone QP
+//
+//	minimize   ½‖Fu‖² − yᵀFu + ½‖y‖² + β Σ_j t_j
+//	subject to S_{i(j)} X u_j ≥ 0,  (t_j, u_j) ∈ Q^{d+1},  j = 1 … 2P,
+//
+// and the hinge loss the cone LP
+//
+//	minimize   (1/n) Σ_k ξ_k + β Σ_j t_j
+//	subject to S_{i(j)} X u_j ≥ 0,  (t_j, u_j) ∈ Q^{d+1},
+//	           ξ ≥ 0,  ξ_k + y_k(Fu)_k ≥ 1,  k = 1 … n.
+//
+// Both are solved by the method of SolveConeQP (Nesterov–Todd scaling,
+// Mehrotra predictor–corrector with centrality correctors, homogeneous
+// embedding) with a KKT solver that exploits the structure: t_j and ξ are
+// eliminated in closed form, and what remains is the 2dP×2dP positive
+// definite normal matrix H on u, block diagonal (the orthant constraints of
+// group j add the weighted Gram matrix Xᵀdiag(ω_j)X to a d×d diagonal
+// block) plus the coupling FᵀCF (C = I for the squared loss,
+// C = diag(ω₀ω_m/(ω₀ + ω_m)) from the weights of ξ ≥ 0 and of the margin
+// rows for the hinge loss). H is not formed: its triangular factor comes
+// from a structured QR factorization of the scaled constraint rows (forming
+// H squares their condition number, which on degenerate programs, such as
+// many patterns with few points, stalls the method near a relative gap of
+// 10⁻⁷), in which the groups v_i and w_i are combined into (v_i ± w_i)/√2 so
+// that the coupling, which sees only v_i − w_i, acts on dP columns. An
+// iteration costs about 2·min(n, dP)·(dP)² flops for the coupling,
+// 2P·2(n + d)d² for the blocks, and about two dozen solves of
+// O(nPd + (dP)²) each; the factor takes (dP)² floats.
+//
+// p is validated first. The result carries the status; anything but
+// Optimal is not an answer to the tolerance. When ctx is done between
+// iterations the best iterate so far is returned with an error wrapping
+// ctx.Err().
+func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) {
+	start := time.Now()
+	if p == nil {
+		return nil, errors.New("ipm: nil program")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return nil, fmt.Errorf("ipm: the interior-point method solves the squared and hinge losses (second-order cone programs), not the %v loss: use ADMM-RBCD or the loss-split ADMM", p.Loss)
+	}
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	nc := newNetCone(p)
+	sol, err := solveCone(ctx, nc.problem(), o)
+	if sol == nil {
+		return nil, err
+	}
+	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
+	switch sol.status {
+	case PrimalInfeasible, DualInfeasible:
+		// The program is feasible (u = 0) and bounded below (by 0): an
+		// infeasibility certificate is a numerical failure.
+		res.Weights = p.NewWeights()
+		if err == nil {
+			err = fmt.Errorf("ipm: interior point reports the program %v, which it is not: numerical failure", sol.status)
+		}
+	default:
+		res.Weights = nc.weights(sol.x)
+	}
+	if obj, oerr := p.Objective(res.Weights); oerr == nil {
+		res.Objective = obj
+	} else if err == nil {
+		err = oerr
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// netCone is the cone program of Solve as operators, with its KKT solver.
+//
+// Variables x = (u, t, ξ): u_j = x[j·d : (j+1)·d] for the 2P groups, t_j at
+// 2Pd + j, and for the hinge loss ξ_k at 2Pd + 2P + k. Cone rows (s = h − Gx):
+// the pattern rows s[j·n + k] = (S_{i(j)}Xu_j)_k of group j, for the hinge
+// loss n rows ξ ≥ 0 and n rows ξ_k + y_k(Fu)_k − 1 ≥ 0, then one
+// second-order cone (t_j, u_j) per group.
+//
+// Robust programs (section 4) fit the same mould: constraints local to a
+// group (the ℓ₁ epigraph of (2D_i − I)Xv_i ≥ ε‖v_i‖₁) enlarge the group's
+// eliminated auxiliaries beside t_j; constraints per sample that mix the
+// groups (the hinge margin with ε‖Σ_i d_ik(v_i − w_i)‖₁) add rows to the
+// coupling term FᵀCF.
+type netCone struct {
+	p             *solvers.Program
+	n, d, np, ng  int // ng = 2P groups
+	hinge         bool
+	nu, nx, m     int
+	rowXi, rowMar int // first ξ ≥ 0 row and first margin row
+	rowSOC        int // first second-order cone row
+	x             blas64.General
+	sgn, dm       []float64 // P×n: S_i[k] and D_i[k]
+	c, h          []float64
+	offset        float64
+
+	// workspace
+	zt, yt blas64.General // 2P×n
+	fu     []float64      // n
+	tz     []float64      // m
+
+	// KKT
+	w *ntScaling
+	// The factor R of H in the coordinates q_i = (v_i + w_i)/√2,
+	// p_i = (v_i − w_i)/√2 (see factor): per pattern R_qq,i (d×d upper) and
+	// R_qp,i (d×d), and the dense R_pp (dP×dP upper).
+	rqq, rqp []float64      // P·d·d
+	rpp      blas64.General // dP×dP
+	ppTri    blas64.Triangular
+	fvt      blas64.General // dP×n: F_vᵀ, F_v = [D_1X … D_PX]
+	frow     blas64.General // dP×rows: the coupling rows on p, transposed: hinge (√(2C) F_v)ᵀ, squared loss (√2 F_v)ᵀ or R_Fᵀ
+	fq       []float64      // squared loss: the constant frow ((√2 F_v)ᵀ, or R_Fᵀ when n > dP)
+	fqTri    bool           // fq holds R_Fᵀ (lower triangular)
+	gmt      []float64      // d×(n+d): one group's rows [√ω_j·X; T_j], transposed
+	rw       []float64      // d×d: the factor of group w_i
+	pmt      []float64      // 2d×2d: pattern i's rows, transposed
+	pr       []float64      // 2d×2d: their factor
+	qr       tpqrWork
+	cw       []float64 // hinge: per sample ω_m/(ω₀ + ω_m)
+	tcoef    []float64 // per group 2w̄₀/(1 + 2‖w̄₁‖²)
+	tden     []float64 // per group 1 + 2‖w̄₁‖²
+}
+
+func newNetCone(p *solvers.Program) *netCone {
+	n, d, np := p.Dims()
+	ng := 2 * np
+	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
+	nc.nu = ng * d
+	nc.nx = nc.nu + ng
+	nc.rowXi = ng * n
+	nc.rowMar = nc.rowXi
+	nc.rowSOC = nc.rowXi
+	if nc.hinge {
+		nc.nx += n
+		nc.rowMar += n
+		nc.rowSOC += 2 * n
+	}
+	nc.m = nc.rowSOC + ng*(d+1)
+	nc.sgn = make([]float64, np*n)
+	nc.dm = make([]float64, np*n)
+	for i, di := range p.D {
+		for k, on := range di {
+			nc.sgn[i*n+k] = -1
+			if on {
+				nc.sgn[i*n+k], nc.dm[i*n+k] = 1, 1
+			}
+		}
+	}
+	gen := func(r, c int) blas64.General {
+		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+	}
+	nc.zt, nc.yt = gen(ng, n), gen(ng, n)
+	nc.fu = make([]float64, n)
+	nc.tz = make([]float64, nc.m)
+	nu := nc.nu
+	dp := d * np
+	nc.rqq, nc.rqp = make([]float64, dp*d), make([]float64, dp*d)
+	nc.rpp = gen(dp, dp)
+	nc.gmt = make([]float64, d*(n+d))
+	nc.rw = make([]float64, d*d)
+	nc.pmt, nc.pr = make([]float64, 4*d*d), make([]float64, 4*d*d)
+	nc.tcoef = make([]float64, ng)
+	nc.tden = make([]float64, ng)
+
+	// c, h and the constant of the objective.
+	nc.c = make([]float64, nc.nx)
+	nc.h = make([]float64, nc.m)
+	for j := 0; j < ng; j++ {
+		nc.c[nu+j] = p.Beta
+	}
+	nc.fvt = gen(dp, n)
+	for k := 0; k < n; k++ {
+		for i := 0; i < np; i++ {
+			if nc.dm[i*n+k] != 0 {
+				for l := 0; l < d; l++ {
+					nc.fvt.Data[(i*d+l)*n+k] = nc.x.Data[k*nc.x.Stride+l]
+				}
+			}
+		}
+	}
+	if nc.hinge {
+		for k := 0; k < n; k++ {
+			nc.c[nu+ng+k] = 1 / float64(n)
+			nc.h[nc.rowMar+k] = -1
+		}
+		nc.frow = gen(dp, n)
+		nc.cw = make([]float64, n)
+	} else {
+		// c_u = −Fᵀy and the offset ½‖y‖²; Q = FᵀF enters the factorization
+		// as the rows of √2 F_v on p (see factor), or, when there are more of
+		// them than columns, as those of the triangular factor R_F of
+		// √2 F_v = Q_F R_F.
+		nc.fuT(nc.c[:nu], p.Y, -1, 0)
+		nc.offset = 0.5 * floats.Dot(p.Y, p.Y)
+		nc.frow = gen(dp, n)
+		floats.ScaleTo(nc.frow.Data, math.Sqrt2, nc.fvt.Data)
+		if n > dp {
+			f := gen(n, dp)
+			for a := 0; a < dp; a++ {
+				for k := 0; k < n; k++ {
+					f.Data[k*dp+a] = nc.frow.Data[a*n+k]
+				}
+			}
+			tau, work := make([]float64, dp), make([]float64, 1)
+			lapack64.Geqrf(f, tau, work, -1)
+			fw := make([]float64, max(1, int(work[0])))
+			lapack64.Geqrf(f, tau, fw, len(fw))
+			nc.frow = gen(dp, dp) // R_Fᵀ
+			for a := 0; a < dp; a++ {
+				for b := a; b < dp; b++ {
+					nc.frow.Data[b*dp+a] = f.Data[a*dp+b]
+				}
+			}
+			nc.fqTri = true
+		}
+		nc.fq = append([]float64(nil), nc.frow.Data...)
+	}
+	nc.qr = newTPQRWork(dp)
+	return nc
+}
+
+func (nc *netCone) problem() *coneProblem {
+	k := Cone{Orthant: nc.rowSOC, SOC: make([]int, nc.ng)}
+	for j := range k.SOC {
+		k.SOC[j] = nc.d + 1
+	}
+	return &coneProblem{c: nc.c, h: nc.h, b: []float64{}, k: k, offset: nc.offset, ops: nc}
+}
+
+// weights returns v_i = u_i and w_i = u_{P+i}.
+func (nc *netCone) weights(x []float64) solvers.Weights {
+	wt := nc.p.NewWeights()
+	d, np := nc.d, nc.np
+	for i := 0; i < np; i++ {
+		copy(wt.V.RawRowView(i), x[i*d:(i+1)*d])
+		copy(wt.W.RawRowView(i), x[(np+i)*d:(np+i+1)*d])
+	}
+	return wt
+}
+
+// sigma returns the sign of group j in Fu.
+func (nc *netCone) sigma(j int) float64 {
+	if j < nc.np {
+		return 1
+	}
+	return -1
+}
+
+// xu sets zt = U Xᵀ (row j is X u_j) for the groups u in x[:nu].
+func (nc *netCone) xu(u []float64) {
+	ug := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: u[:nc.nu]}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, ug, nc.x, 0, nc.zt)
+}
+
+// fuFromZt sets fu = Fu from zt = U Xᵀ.
+func (nc *netCone) fuFromZt() {
+	n := nc.n
+	clear(nc.fu)
+	for j := 0; j < nc.ng; j++ {
+		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.zt.Data[j*n:(j+1)*n]
+		for k, on := range dm {
+			if on != 0 {
+				nc.fu[k] += sg * row[k]
+			}
+		}
+	}
+}
+
+// fuT sets out = α Fᵀr + β·out on the u part (out has length nu).
+func (nc *netCone) fuT(out, r []float64, alpha, beta float64) {
+	n := nc.n
+	for j := 0; j < nc.ng; j++ {
+		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.yt.Data[j*n:(j+1)*n]
+		for k := range row {
+			row[k] = sg * dm[k] * r[k]
+		}
+	}
+	og := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: out[:nc.nu]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
+}
+
+// mulQ: Q = FᵀF on u for the squared loss, 0 otherwise.
+func (nc *netCone) mulQ(out, x []float64) {
+	clear(out)
+	if nc.hinge {
+		return
+	}
+	nc.xu(x)
+	nc.fuFromZt()
+	nc.fuT(out, nc.fu, 1, 0)
+}
+
+func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
+	n, d, nu := nc.n, nc.d, nc.nu
+	if beta == 0 {
+		clear(out)
+	} else if beta != 1 {
+		floats.Scale(beta, out)
+	}
+	nc.xu(x)
+	for j := 0; j < nc.ng; j++ {
+		sg, row, o := nc.sgn[(j%nc.np)*n:(j%nc.np+1)*n], nc.zt.Data[j*n:(j+1)*n], out[j*n:(j+1)*n]
+		for k := range o {
+			o[k] -= alpha * sg[k] * row[k]
+		}
+	}
+	if nc.hinge {
+		nc.fuFromZt()
+		xi := x[nu+nc.ng:]
+		for k := 0; k < n; k++ {
+			out[nc.rowXi+k] -= alpha * xi[k]
+			out[nc.rowMar+k] -= alpha * (nc.p.Y[k]*nc.fu[k] + xi[k])
+		}
+	}
+	for j := 0; j < nc.ng; j++ {
+		o := out[nc.rowSOC+j*(d+1):]
+		o[0] -= alpha * x[nu+j]
+		for l := 0; l < d; l++ {
+			o[1+l] -= alpha * x[j*d+l]
+		}
+	}
+}
+
+func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
+	n, d, nu, np := nc.n, nc.d, nc.nu, nc.np
+	for j := 0; j < nc.ng; j++ {
+		sg, row, zz := nc.sgn[(j%np)*n:(j%np+1)*n], nc.yt.Data[j*n:(j+1)*n], z[j*n:(j+1)*n]
+		for k := range row {
+			row[k] = -sg[k] * zz[k]
+		}
+		if nc.hinge {
+			s, dm, zm := nc.sigma(j), nc.dm[(j%np)*n:(j%np+1)*n], z[nc.rowMar:nc.rowMar+n]
+			for k := range row {
+				row[k] -= s * dm[k] * nc.p.Y[k] * zm[k]
+			}
+		}
+	}
+	og := blas64.General{Rows: nc.ng, Cols: d, Stride: d, Data: out[:nu]}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
+	for j := 0; j < nc.ng; j++ {
+		zs := z[nc.rowSOC+j*(d+1):]
+		out[nu+j] = beta*out[nu+j] - alpha*zs[0]
+		for l := 0; l < d; l++ {
+			out[j*d+l] -= alpha * zs[1+l]
+		}
+	}
+	if nc.hinge {
+		for k := 0; k < n; k++ {
+			o := &out[nu+nc.ng+k]
+			*o = beta**o - alpha*(z[nc.rowXi+k]+z[nc.rowMar+k])
+		}
+	}
+}
+
+func (nc *netCone) mulA(out, x []float64, alpha, beta float64) {}
+
+func (nc *netCone) mulAT(out, y []float64, alpha, beta float64) {
+	if beta == 0 {
+		clear(out)
+	} else if beta != 1 {
+		floats.Scale(beta, out)
+	}
+}
+
+// factor computes a triangular factor R, RᵀR = H, of the normal matrix on
+// u,
+//
+//	H = FᵀCF + blkdiag_j( Xᵀdiag(ω_j)X + β_j⁻²(I − 2w̄₁w̄₁ᵀ/(1 + 2‖w̄₁‖²)) ),
+//
+// where ω_j = z/s on the pattern rows of group j and the second term is the
+// Schur complement, after eliminating t_j, of the second-order cone block
+// W_j⁻² = β_j⁻²(2Jw̄w̄ᵀJ − J) (w̄ = (w̄₀, w̄₁) the NT point). For the squared
+// loss C = I; for the hinge loss eliminating ξ leaves
+// C = diag(ω₀ω_m/(ω₀ + ω_m)) with ω₀, ω_m the weights of ξ ≥ 0 and of the
+// margin rows.
+//
+// H is never formed: R comes from orthogonal transformations of rows whose
+// Gram matrix is H (a QR factorization of the scaled constraint matrix
+// W⁻¹G, as in CVXOPT's "qr" KKT solver, but structured). Forming H squares
+// the condition number. Near the end of a degenerate program (groups
+// spanning the same neuron, e.g. two patterns that differ only in a point on
+// the neuron's hyperplane, so that the optimal face is not a point) H has
+// eigenvalues of order μ along directions in which single rows have weights
+// of order 1/μ; the rounding errors of the assembled H, ε/μ relative to its
+// largest entries, swamp them once μ² < ε, the step gets garbage components
+// along the optimal face, and the method creeps and stalls at a relative
+// gap of about 10⁻⁷. The rows carry errors of order ε/√μ in those
+// directions, harmless until μ < ε.
+//
+// Group j has the n rows √ω_jk·x_kᵀ and d rows T_j with
+// T_jᵀT_j = β_j⁻²(I − ŵŵᵀ + ŵŵᵀ/(1 + 2‖w̄₁‖²)), ŵ = w̄₁/‖w̄₁‖: the row
+// β_j⁻¹ŵᵀ/√(1 + 2‖w̄₁‖²) and β_j⁻¹ times an orthonormal basis of ŵ⊥, so that
+// the small eigenvalue is not the difference of two large ones. A
+// Householder QR of these n + d rows gives R_j (d×d). Since
+// F = [F_v −F_v], the coupling depends on u only through p_i = (v_i − w_i)/√2:
+// in the orthogonal coordinates q_i = (v_i + w_i)/√2, p_i the rows of
+// pattern i are [R_vi R_vi; R_wi −R_wi]/√2 on (q_i, p_i), whose QR gives
+// R_qq,i, R_qp,i and a block R_pp,i, and the coupling rows √(2C_k) (row k of
+// F_v) touch p alone: a blocked Householder QR of blkdiag(R_pp,i) stacked on
+// them gives the dense R_pp. Cost: 2P(2(n + d)d² + O(d³)) for the blocks
+// and about 2·min(n, dP)·(dP)² for the coupling, against (2dP)³/3 for a
+// Cholesky factorization of H; the factor takes (dP)² floats.
+func (nc *netCone) factor(w *ntScaling) error {
+	nc.w = w
+	n, d, np := nc.n, nc.d, nc.np
+	dp := d * np
+	rpp := nc.rpp
+	clear(rpp.Data)
+	m := n + d
+	gmt := nc.gmt
+	for j := 0; j < nc.ng; j++ {
+		wd := w.d[j*n : (j+1)*n]
+		for k := 0; k < n; k++ {
+			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
+			for a, v := range xk {
+				gmt[a*m+k] = v / wd[k]
+			}
+		}
+		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
+		w1 := wb[1:]
+		nw := floats.Norm(w1, 2)
+		den := 1 + 2*nw*nw
+		nc.tcoef[j] = 2 * wb[0] / den
+		nc.tden[j] = den
+		socRowsT(gmt, m, n, w1, nw, den, 1/w.beta[j])
+		if j < np {
+			// R_vi waits in the storage of R_qp,i.
+			householderR(nc.rqp[j*d*d:(j+1)*d*d], d, gmt, m, d)
+			continue
+		}
+		householderR(nc.rw, d, gmt, m, d)
+		// Pattern i = j − P: the 2d rows [R_v R_v; R_w −R_w]/√2 on (q_i, p_i).
+		i := j - np
+		rv := nc.rqp[i*d*d : (i+1)*d*d]
+		d2 := 2 * d
+		pmt := nc.pmt
+		for a := 0; a < d; a++ {
+			for c := 0; c < d; c++ {
+				v, u := rv[a*d+c]/math.Sqrt2, nc.rw[a*d+c]/math.Sqrt2
+				pmt[c*d2+a], pmt[c*d2+d+a] = v, u
+				pmt[(d+c)*d2+a], pmt[(d+c)*d2+d+a] = v, -u
+			}
+		}
+		householderR(nc.pr, d2, pmt, d2, d2)
+		for a := 0; a < d; a++ {
+			copy(nc.rqq[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2:a*d2+d])
+			copy(nc.rqp[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2+d:(a+1)*d2])
+			copy(rpp.Data[(i*d+a)*rpp.Stride+i*d:], nc.pr[(d+a)*d2+d:(d+a+1)*d2])
+		}
+	}
+	fr := nc.frow
+	if nc.hinge {
+		for k := 0; k < n; k++ {
+			w0, wm := 1/square(w.d[nc.rowXi+k]), 1/square(w.d[nc.rowMar+k])
+			nc.cw[k] = wm / (w0 + wm)
+			nc.fu[k] = math.Sqrt(2 * w0 * nc.cw[k])
+		}
+		for a := 0; a < dp; a++ {
+			floats.MulTo(fr.Data[a*fr.Stride:a*fr.Stride+n], nc.fu, nc.fvt.Data[a*n:(a+1)*n])
+		}
+	} else {
+		copy(fr.Data, nc.fq)
+	}
+	nc.qr.factor(rpp, fr, nc.fqTri)
+	for a := 0; a < dp; a++ {
+		if !nonzero(rpp.Data[a*rpp.Stride+a]) || !nonzero(nc.rqq[a*d+a%d]) {
+			return errors.New("ipm: the normal matrix of the interior-point step is singular")
+		}
+	}
+	nc.ppTri = blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dp, Stride: rpp.Stride, Data: rpp.Data}
+	return nil
+}
+
+func nonzero(v float64) bool { return v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// solveH overwrites u (2dP, groups v_1 … v_P, w_1 … w_P) by H⁻¹u, with the
+// factor of factor: RᵀR y = Uᵀu in the coordinates (q, p), u = U y.
+func (nc *netCone) solveH(u []float64) {
+	d, np := nc.d, nc.np
+	dp := d * np
+	uv, uw := u[:dp], u[dp:2*dp]
+	// (q, p) = ((v + w)/√2, (v − w)/√2), kept in (uv, uw).
+	for a := range uv {
+		v, w := uv[a], uw[a]
+		uv[a], uw[a] = (v+w)/math.Sqrt2, (v-w)/math.Sqrt2
+	}
+	// Forward: R_qqᵀz_q = b_q, then b_p −= R_qpᵀz_q, R_ppᵀz_p = b_p.
+	for i := 0; i < np; i++ {
+		rqq, rqp := nc.rqq[i*d*d:(i+1)*d*d], nc.rqp[i*d*d:(i+1)*d*d]
+		zq, bp := uv[i*d:(i+1)*d], uw[i*d:(i+1)*d]
+		for a := 0; a < d; a++ {
+			s := zq[a]
+			for b := 0; b < a; b++ {
+				s -= rqq[b*d+a] * zq[b]
+			}
+			zq[a] = s / rqq[a*d+a]
+		}
+		for b := 0; b < d; b++ {
+			floats.AddScaled(bp, -zq[b], rqp[b*d:(b+1)*d])
+		}
+	}
+	blas64.Trsv(blas.Trans, nc.ppTri, blas64.Vector{N: dp, Inc: 1, Data: uw})
+	blas64.Trsv(blas.NoTrans, nc.ppTri, blas64.Vector{N: dp, Inc: 1, Data: uw})
+	// Backward: R_qq y_q = z_q − R_qp y_p.
+	for i := 0; i < np; i++ {
+		rqq, rqp := nc.rqq[i*d*d:(i+1)*d*d], nc.rqp[i*d*d:(i+1)*d*d]
+		yq, yp := uv[i*d:(i+1)*d], uw[i*d:(i+1)*d]
+		for a := d - 1; a >= 0; a-- {
+			s := yq[a] - floats.Dot(rqp[a*d:(a+1)*d], yp)
+			for b := a + 1; b < d; b++ {
+				s -= rqq[a*d+b] * yq[b]
+			}
+			yq[a] = s / rqq[a*d+a]
+		}
+	}
+	for a := range uv {
+		q, p := uv[a], uw[a]
+		uv[a], uw[a] = (q+p)/math.Sqrt2, (q-p)/math.Sqrt2
+	}
+}
+
+// socRowsT writes d rows T with TᵀT = b²(I − 2w₁w₁ᵀ/den), den = 1 + 2‖w₁‖²,
+// nw = ‖w₁‖, as the columns n … n+d−1 of gmt (d×m, row-major, so that
+// gmt[a*m + n + c] is entry a of row c): the row b·ŵᵀ/√den and b times the
+// columns 2…d of the Householder reflector that maps e₁ to ±ŵ, an
+// orthonormal basis of ŵ⊥.
+func socRowsT(gmt []float64, m, n int, w1 []float64, nw, den, b float64) {
+	d := len(w1)
+	for a := 0; a < d; a++ {
+		clear(gmt[a*m+n : a*m+n+d])
+	}
+	if nw == 0 {
+		for a := 0; a < d; a++ {
+			gmt[a*m+n+a] = b
+		}
+		return
+	}
+	// v = ŵ + sign(ŵ₀)e₁, H = I − 2vvᵀ/vᵀv, H e₁ = −sign(ŵ₀)ŵ, 2/vᵀv = 1/(1 + |ŵ₀|).
+	s := b / math.Sqrt(den)
+	w0 := w1[0] / nw
+	sg := 1.0
+	if w0 < 0 {
+		sg = -1
+	}
+	f := 1 / (1 + math.Abs(w0))
+	v := func(a int) float64 {
+		if a == 0 {
+			return w0 + sg
+		}
+		return w1[a] / nw
+	}
+	for a := 0; a < d; a++ {
+		va := v(a)
+		col := gmt[a*m+n : a*m+n+d]
+		col[0] = s * w1[a] / nw
+		for c := 1; c < d; c++ {
+			col[c] = -b * f * va * v(c)
+		}
+		if a > 0 {
+			col[a] += b
+		}
+	}
+}
+
+// householderR writes into r (d×d, row stride rs; zeros below the diagonal)
+// the upper triangular factor of the m×d matrix whose columns are the rows
+// of at (d×m, row-major), which it overwrites.
+func householderR(r []float64, rs int, at []float64, m, d int) {
+	for a := 0; a < d; a++ {
+		clear(r[a*rs : a*rs+a])
+		v := at[a*m+a+1 : (a+1)*m]
+		alpha := at[a*m+a]
+		xnorm := floats.Norm(v, 2)
+		if xnorm == 0 {
+			r[a*rs+a] = alpha
+			for b := a + 1; b < d; b++ {
+				r[a*rs+b] = at[b*m+a]
+			}
+			continue
+		}
+		beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+		tau := (beta - alpha) / beta
+		floats.Scale(1/(alpha-beta), v)
+		r[a*rs+a] = beta
+		for b := a + 1; b < d; b++ {
+			u := at[b*m+a+1 : (b+1)*m]
+			sv := tau * (at[b*m+a] + floats.Dot(v, u))
+			r[a*rs+b] = at[b*m+a] - sv
+			floats.AddScaled(u, -sv, v)
+		}
+	}
+}
+
+func square(x float64) float64 { return x * x }
+
+// solve solves the KKT system (no y): with r = x + GᵀW⁻²z it eliminates t
+// and ξ, solves H Δu = r_u' by the factor R, recovers Δt and Δξ, and sets
+// z = W⁻²(GΔx − z). The eliminations are written out so that no two large
+// terms cancel: for the hinge loss, with a = ω₀ and b = ω_m of sample k,
+// folding and eliminating ξ_k gives
+//
+//	r_u' = r_u − Fᵀ(y∘(b/(a+b)·x_ξ + ab/(a+b)·(z_m − z_ξ))),
+//
+// where the literal order (first GᵀW⁻²z, then −Fᵀ(y∘b/(a+b)∘r_ξ)) cancels
+// two terms of size b·z_m, and b grows like 1/μ on the margin rows; likewise
+// for t_j, whose block of W⁻² has entries of order β⁻²(1 + 2‖w̄₁‖²),
+// r_u' = x_u + 2w̄₀x_t w̄₁/(1 + 2‖w̄₁‖²) − S_j z_u with S_j the Schur
+// complement of factor.
+func (nc *netCone) solve(x, y, z []float64) error {
+	w := nc.w
+	n, d, nu, ng := nc.n, nc.d, nc.nu, nc.ng
+	// Pattern rows: r_u += GᵀW⁻²z.
+	for i := 0; i < nc.rowXi; i++ {
+		nc.tz[i] = z[i] / square(w.d[i])
+	}
+	clear(nc.tz[nc.rowXi:])
+	nc.mulGT(x, nc.tz, 1, 1)
+	// Second-order cones: r_u_j += 2w̄₀x_t w̄₁/den − β⁻²(z_u − 2w̄₁(w̄₁ᵀz_u)/den),
+	// and x_t is kept for Δt.
+	rt := x[nu : nu+ng]
+	for j := 0; j < ng; j++ {
+		w1 := w.wbar[j*(d+1)+1 : (j+1)*(d+1)]
+		zu := z[nc.rowSOC+j*(d+1)+1 : nc.rowSOC+(j+1)*(d+1)]
+		xu := x[j*d : (j+1)*d]
+		ib2 := 1 / square(w.beta[j])
+		floats.AddScaled(xu, nc.tcoef[j]*rt[j]+2*ib2*floats.Dot(w1, zu)/nc.tden[j], w1)
+		floats.AddScaled(xu, -ib2, zu)
+	}
+	var rxi []float64
+	if nc.hinge {
+		// r_u −= Fᵀ(y∘(b/(a+b)·x_ξ + ab/(a+b)·(z_m − z_ξ))), and
+		// r_ξ/(a+b) = (x_ξ − a z_ξ − b z_m)/(a+b) kept for Δξ.
+		rxi = x[nu+ng:]
+		for k := 0; k < n; k++ {
+			a, b := 1/square(w.d[nc.rowXi+k]), 1/square(w.d[nc.rowMar+k])
+			zx, zm := z[nc.rowXi+k], z[nc.rowMar+k]
+			cw := nc.cw[k]
+			nc.fu[k] = nc.p.Y[k] * (cw*rxi[k] + a*cw*(zm-zx))
+			rxi[k] = (rxi[k]-a*zx)/(a+b) - cw*zm
+		}
+		nc.fuT(x, nc.fu, -1, 1)
+	}
+	nc.solveH(x[:nu])
+	// Δt_j = β²x_t/den − z_t + 2w̄₀w̄₁ᵀ(Δu_j + z_u)/den.
+	for j := 0; j < ng; j++ {
+		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
+		zs := z[nc.rowSOC+j*(d+1) : nc.rowSOC+(j+1)*(d+1)]
+		xu := x[j*d : (j+1)*d]
+		var dot float64
+		for l := 0; l < d; l++ {
+			dot += wb[1+l] * (xu[l] + zs[1+l])
+		}
+		rt[j] = (square(w.beta[j])*rt[j]+2*wb[0]*dot)/nc.tden[j] - zs[0]
+	}
+	if nc.hinge {
+		// Δξ_k = (x_ξ − a z_ξ)/(a+b) − b/(a+b)·(z_m + y_k(FΔu)_k).
+		nc.xu(x)
+		nc.fuFromZt()
+		for k := 0; k < n; k++ {
+			rxi[k] -= nc.cw[k] * nc.p.Y[k] * nc.fu[k]
+		}
+	}
+	nc.mulG(nc.tz, x, 1, 0)
+	for i := range z {
+		z[i] = nc.tz[i] - z[i]
+	}
+	w.unscale2(z)
+	return nil
+}
+
+// tpqrBlock is the block size of tpqrWork.factor.
+const tpqrBlock = 32
+
+// tpqrWork is the workspace of a blocked Householder QR factorization of a
+// matrix [R; B] with R upper triangular (LAPACK's dtpqrt).
+type tpqrWork struct {
+	tau []float64
+	t   blas64.Triangular // nb×nb upper: the block reflector I − VTVᵀ
+	w   blas64.General    // nb×N
+	tmp []float64
+}
+
+func newTPQRWork(n int) tpqrWork {
+	nb := min(tpqrBlock, max(1, n))
+	return tpqrWork{
+		tau: make([]float64, n),
+		t:   blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: nb, Stride: nb, Data: make([]float64, nb*nb)},
+		w:   blas64.General{Rows: nb, Cols: n, Stride: max(1, n), Data: make([]float64, nb*max(1, n))},
+		tmp: make([]float64, nb),
+	}
+}
+
+// factor overwrites the upper triangle of r (N×N) by the triangular factor
+// R' of [R; B], R'ᵀR' = RᵀR + BᵀB, where bt (N×mb) holds Bᵀ, and bt by the
+// Householder vectors. With tri, B is upper triangular (Bᵀ lower), which
+// the factorization keeps and exploits.
+func (q *tpqrWork) factor(r, bt blas64.General, tri bool) {
+	n, mb := r.Rows, bt.Cols
+	if mb == 0 {
+		return
+	}
+	rs, bs := r.Stride, bt.Stride
+	rd, bd := r.Data, bt.Data
+	tau := q.tau
+	nb := q.t.N
+	for c0 := 0; c0 < n; c0 += nb {
+		kb := min(nb, n-c0)
+		rows := mb // rows of B touched by this panel's reflectors
+		if tri {
+			rows = min(mb, c0+kb)
+		}
+		// Panel: one reflector per column, applied within the panel.
+		for c := c0; c < c0+kb; c++ {
+			lim := mb
+			if tri {
+				lim = min(mb, c+1)
+			}
+			v := bd[c*bs : c*bs+lim]
+			alpha := rd[c*rs+c]
+			xnorm := floats.Norm(v, 2)
+			if xnorm == 0 {
+				tau[c] = 0
+				continue
+			}
+			beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+			tau[c] = (beta - alpha) / beta
+			floats.Scale(1/(alpha-beta), v)
+			rd[c*rs+c] = beta
+			for cc := c + 1; cc < c0+kb; cc++ {
+				u := bd[cc*bs : cc*bs+lim]
+				s := tau[c] * (rd[c*rs+cc] + floats.Dot(v, u))
+				rd[c*rs+cc] -= s
+				floats.AddScaled(u, -s, v)
+			}
+		}
+		rest := n - c0 - kb
+		if rest == 0 {
+			break
+		}
+		// T of the block reflector H_1⋯H_kb = I − VTVᵀ, V = [I; V_B].
+		t := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: kb, Stride: q.t.Stride, Data: q.t.Data}
+		for i := 0; i < kb; i++ {
+			ci := c0 + i
+			vi := bd[ci*bs : ci*bs+rows]
+			for p := 0; p < i; p++ {
+				q.tmp[p] = -tau[ci] * floats.Dot(bd[(c0+p)*bs:(c0+p)*bs+rows], vi)
+			}
+			for p := 0; p < i; p++ {
+				var s float64
+				for l := p; l < i; l++ {
+					s += t.Data[p*t.Stride+l] * q.tmp[l]
+				}
+				t.Data[p*t.Stride+i] = s
+			}
+			t.Data[i*t.Stride+i] = tau[ci]
+			for p := i + 1; p < kb; p++ {
+				t.Data[p*t.Stride+i] = 0
+			}
+		}
+		// Trailing columns: W = Tᵀ(R₁ + V_BᵀB₂), R₁ −= W, B₂ −= V_B W.
+		vt := blas64.General{Rows: kb, Cols: rows, Stride: bs, Data: bd[c0*bs:]}
+		b2t := blas64.General{Rows: rest, Cols: rows, Stride: bs, Data: bd[(c0+kb)*bs:]}
+		r1 := blas64.General{Rows: kb, Cols: rest, Stride: rs, Data: rd[c0*rs+c0+kb:]}
+		w := blas64.General{Rows: kb, Cols: rest, Stride: q.w.Stride, Data: q.w.Data}
+		for i := 0; i < kb; i++ {
+			copy(w.Data[i*w.Stride:i*w.Stride+rest], r1.Data[i*rs:i*rs+rest])
+		}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, vt, b2t, 1, w)
+		blas64.Trmm(blas.Left, blas.Trans, 1, t, w)
+		for i := 0; i < kb; i++ {
+			floats.Sub(r1.Data[i*rs:i*rs+rest], w.Data[i*w.Stride:i*w.Stride+rest])
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, -1, w, vt, 1, b2t)
+	}
+}

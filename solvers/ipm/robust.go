@@ -1,0 +1,315 @@
+package ipm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// SolveRobust solves the robust convex training program of section
+// "Convex Adversarial Training" for the hinge and the squared loss as a
+// dense cone QP with SolveConeQP: the ground truth for small instances.
+// Notation as in robust.go: u_j (j = 1 … 2P) are the groups v_1 … v_P,
+// w_1 … w_P with pattern i(j) and sign σ_j = ±1 in the prediction,
+// S_i = 2D_i − I, f the number of perturbed features (d − 1 with a bias,
+// whose entry the adversary does not touch), u^f the first f entries,
+// g_k = Σ_i d_ik (v_i − w_i), ŷ_k = x_kᵀ g_k, and ‖·‖_* the dual norm of
+// pert (‖·‖₁ for "inf", ‖·‖₂ for "2", ‖·‖_∞ for "1").
+//
+// The hinge loss is eq. (hinge_adv_D) (eq. hinge_adv_D_lp for the ℓ_p
+// sets), the cone LP
+//
+//	minimize   (1/n) Σ_k ξ_k + β Σ_j t_j
+//	subject to S_{i(j)} X u_j ≥ ε ρ_j 1,   ρ_j ≥ ‖u_j^f‖_*,   (t_j, u_j) ∈ Q^{d+1},
+//	           ξ_k ≥ 0,   ξ_k ≥ 1 − y_k ŷ_k + ε r_k,   r_k ≥ ‖g_k^f‖_*,
+//
+// whose first line is the robust constraints of Corollary ROB_CONSTRAINT,
+// eq. (robust_constraint). The squared loss is eq. (SOCP3)
+// (sl_minimax_convex), the cone QP
+//
+//	minimize   ½ Σ_k z_k² + β Σ_j t_j
+//	subject to the same group constraints,
+//	           z_k ≥ ŷ_k − y_k + ε r_k,   z_k ≥ y_k − ŷ_k + ε r_k,   r_k ≥ ‖g_k^f‖_*,
+//
+// so that at the optimum z_k = |ŷ_k − y_k| + ε‖g_k^f‖_* (the paper's
+// rotated cone a ≥ ½‖z‖² is the quadratic objective here). The dual-norm
+// epigraphs ρ ≥ ‖e‖_* of an f-vector e are, for "inf", auxiliaries
+// −a ≤ e ≤ a with ρ = 1ᵀa; for "2", the cone (ρ, e) ∈ Q^{f+1}; for "1", a
+// scalar ρ with −ρ ≤ e_l ≤ ρ. With ε = 0 (or no perturbed feature) the
+// epigraphs are left out and the program is Solve's.
+//
+// The returned Objective is RobustObjective(p, Weights, pert), and Weights
+// has Solve's layout. When the solver reports Optimal its primal
+// objective must agree with that value to max(10⁻⁶, 100·Tol) relative;
+// otherwise SolveRobust returns an error, since the cone program and
+// robust.go would then disagree about the robust objective. Only the hinge
+// and the squared loss are cone programs; other losses are refused. The
+// program has 2Pd + 2P + n variables plus the epigraph auxiliaries and about
+// 2Pn + 2n cone rows, and every iteration factors a dense normal matrix, so
+// this is meant for small n and P.
+func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, o Options) (*Result, error) {
+	start := time.Now()
+	if p == nil {
+		return nil, errors.New("ipm: nil program")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pert.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return nil, fmt.Errorf("ipm: SolveRobust solves the robust squared and hinge losses (cone programs, eq. SOCP3 and eq. hinge_adv_D), not the %v loss", p.Loss)
+	}
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	rb := newRobustCone(p, pert)
+	qp := rb.coneQP()
+	sol, err := SolveConeQP(ctx, qp, o)
+	if sol == nil {
+		return nil, err
+	}
+	res := &Result{Status: sol.Status, Gap: sol.Gap, Iterations: sol.Iterations}
+	switch sol.Status {
+	case PrimalInfeasible, DualInfeasible:
+		// u = 0 (with large ξ or z) is feasible and the objective is
+		// bounded below by 0: a certificate is a numerical failure.
+		res.Weights = p.NewWeights()
+		if err == nil {
+			err = fmt.Errorf("ipm: interior point reports the robust program %v, which it is not: numerical failure", sol.Status)
+		}
+	default:
+		res.Weights = rb.weights(sol.X)
+	}
+	obj, oerr := solvers.RobustObjective(p, res.Weights, pert)
+	if oerr != nil {
+		if err == nil {
+			err = oerr
+		}
+	} else {
+		res.Objective = obj
+		tol := math.Max(1e-6, 100*o.Tol)
+		if err == nil && sol.Status == Optimal && math.Abs(sol.PrimalObjective-obj) > tol*math.Max(1, math.Abs(obj)) {
+			err = fmt.Errorf("ipm: robust cone program objective %.12g but RobustObjective %.12g at its solution (%v): the formulation and robust.go disagree",
+				sol.PrimalObjective, obj, pert)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// robustLin is an affine expression Σ val_i x[idx_i] + c.
+type robustLin struct {
+	idx []int
+	val []float64
+	c   float64
+}
+
+func (e robustLin) add(a float64, f robustLin) robustLin {
+	out := robustLin{c: e.c + a*f.c}
+	out.idx = append(append(out.idx, e.idx...), f.idx...)
+	out.val = append(out.val, e.val...)
+	for _, v := range f.val {
+		out.val = append(out.val, a*v)
+	}
+	return out
+}
+
+func robustVar(i int) robustLin { return robustLin{idx: []int{i}, val: []float64{1}} }
+
+// robustCone builds the cone QP of SolveRobust. Variables: u_j at
+// [j·d, (j+1)·d), t_j at 2Pd + j, ξ_k (hinge) or z_k (squared) at
+// 2Pd + 2P + k, then the epigraph auxiliaries as they are allocated.
+type robustCone struct {
+	p           *solvers.Program
+	pert        solvers.Perturbation
+	kind        solvers.Norm
+	n, d, np, f int
+	nx          int
+	lin         []robustLin   // orthant rows: expression ≥ 0
+	soc         [][]robustLin // second-order cones: (e₀, e₁ …) ∈ Q
+}
+
+func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
+	n, d, np := p.Dims()
+	kind := pert.Norm.Canonical()
+	rb := &robustCone{p: p, pert: pert, kind: kind, n: n, d: d, np: np, f: solvers.PerturbedFeatures(d, p.Bias)}
+	ng := 2 * np
+	nu := ng * d
+	rb.nx = nu + ng + n
+	robust := pert.Eps > 0 && rb.f > 0
+
+	// Groups: robust pattern constraints and norm epigraphs.
+	for j := 0; j < ng; j++ {
+		i := j % np
+		var rho robustLin
+		if robust {
+			e := make([]robustLin, rb.f)
+			for l := range e {
+				e[l] = robustVar(j*d + l)
+			}
+			rho = rb.dualNormBound(e)
+		}
+		for k := 0; k < n; k++ {
+			s := -1.0
+			if p.D[i][k] {
+				s = 1
+			}
+			row := robustLin{}
+			for l, x := range p.X.RawRowView(k)[:d] {
+				if x != 0 {
+					row.idx = append(row.idx, j*d+l)
+					row.val = append(row.val, s*x)
+				}
+			}
+			if robust {
+				row = row.add(-pert.Eps, rho)
+			}
+			rb.lin = append(rb.lin, row)
+		}
+		cone := []robustLin{robustVar(nu + j)}
+		for l := 0; l < d; l++ {
+			cone = append(cone, robustVar(j*d+l))
+		}
+		rb.soc = append(rb.soc, cone)
+	}
+
+	// Samples: the worst-case loss terms.
+	for k := 0; k < n; k++ {
+		xk := p.X.RawRowView(k)[:d]
+		// g_k entry l and ŷ_k − y_k as expressions.
+		gk := make([]robustLin, d)
+		for i := 0; i < np; i++ {
+			if !p.D[i][k] {
+				continue
+			}
+			for l := 0; l < d; l++ {
+				gk[l].idx = append(gk[l].idx, i*d+l, (np+i)*d+l)
+				gk[l].val = append(gk[l].val, 1, -1)
+			}
+		}
+		var yhat robustLin
+		for l := 0; l < d; l++ {
+			yhat = yhat.add(xk[l], gk[l])
+		}
+		var rk robustLin
+		if robust {
+			rk = rb.dualNormBound(gk[:rb.f])
+		}
+		slack := robustVar(nu + ng + k)
+		if p.Loss == solvers.HingeLoss {
+			// ξ_k ≥ 0 and ξ_k − 1 + y_k ŷ_k − ε r_k ≥ 0.
+			rb.lin = append(rb.lin, slack)
+			row := slack.add(p.Y[k], yhat)
+			row.c = -1
+			if robust {
+				row = row.add(-pert.Eps, rk)
+			}
+			rb.lin = append(rb.lin, row)
+		} else {
+			// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0.
+			res := yhat
+			res.c = -p.Y[k]
+			for _, sg := range []float64{-1, 1} {
+				row := slack.add(sg, res)
+				if robust {
+					row = row.add(-pert.Eps, rk)
+				}
+				rb.lin = append(rb.lin, row)
+			}
+		}
+	}
+	return rb
+}
+
+// dualNormBound adds the epigraph of ‖e‖_* (e affine, length f) and returns
+// an affine ρ with ρ ≥ ‖e‖_* on the feasible set (equality is attainable).
+func (rb *robustCone) dualNormBound(e []robustLin) robustLin {
+	switch rb.kind {
+	case solvers.L2:
+		r := robustVar(rb.nx)
+		rb.nx++
+		rb.soc = append(rb.soc, append([]robustLin{r}, e...))
+		return r
+	case solvers.L1:
+		r := robustVar(rb.nx)
+		rb.nx++
+		for _, el := range e {
+			rb.lin = append(rb.lin, r.add(-1, el), r.add(1, el))
+		}
+		return r
+	}
+	// ℓ₁: −a ≤ e ≤ a, ρ = 1ᵀa.
+	var rho robustLin
+	for _, el := range e {
+		a := robustVar(rb.nx)
+		rb.nx++
+		rb.lin = append(rb.lin, a.add(-1, el), a.add(1, el))
+		rho = rho.add(1, a)
+	}
+	return rho
+}
+
+// assemble returns G, h and the cone of the rows: a row "e(x) ∈ cone" is
+// G = −coefficients, h = constant (Gx + s = h, s in the cone); the orthant
+// rows come first, then the second-order cones.
+func (rb *robustCone) assemble() (*mat.Dense, []float64, Cone) {
+	k := Cone{Orthant: len(rb.lin)}
+	rows := append([]robustLin(nil), rb.lin...)
+	for _, c := range rb.soc {
+		k.SOC = append(k.SOC, len(c))
+		rows = append(rows, c...)
+	}
+	g := mat.NewDense(len(rows), rb.nx, nil)
+	h := make([]float64, len(rows))
+	for r, e := range rows {
+		row := g.RawRowView(r)
+		for t, i := range e.idx {
+			row[i] -= e.val[t]
+		}
+		h[r] = e.c
+	}
+	return g, h, k
+}
+
+// coneQP assembles the robust program (see assemble).
+func (rb *robustCone) coneQP() *ConeQP {
+	g, h, k := rb.assemble()
+	ng := 2 * rb.np
+	nu := ng * rb.d
+	c := make([]float64, rb.nx)
+	for j := 0; j < ng; j++ {
+		c[nu+j] = rb.p.Beta
+	}
+	qp := &ConeQP{C: c, G: g, H: h, K: k}
+	if rb.p.Loss == solvers.HingeLoss {
+		for kk := 0; kk < rb.n; kk++ {
+			c[nu+ng+kk] = 1 / float64(rb.n)
+		}
+	} else {
+		q := mat.NewSymDense(rb.nx, nil)
+		for kk := 0; kk < rb.n; kk++ {
+			q.SetSym(nu+ng+kk, nu+ng+kk, 1)
+		}
+		qp.Q = q
+	}
+	return qp
+}
+
+// weights returns v_i = u_i and w_i = u_{P+i}.
+func (rb *robustCone) weights(x []float64) solvers.Weights {
+	wt := rb.p.NewWeights()
+	d, np := rb.d, rb.np
+	for i := 0; i < np; i++ {
+		copy(wt.V.RawRowView(i), x[i*d:(i+1)*d])
+		copy(wt.W.RawRowView(i), x[(np+i)*d:(np+i+1)*d])
+	}
+	return wt
+}
