@@ -111,8 +111,9 @@ type ADMM struct {
 	Seed uint64
 	// Relax is the over-relaxation α ∈ (0, 2) of the closed-form u-update
 	// (admm.Options.Relax): 0 or 1 means none, the paper's ADMM; 1.5–1.8
-	// often converges faster. It needs γ_a = ρ (Gamma 0 or Rho). Split and
-	// the robust ADMM over-relax with their own fixed α = 1.6.
+	// often converges faster (docs/performance.md). It needs γ_a = ρ
+	// (Gamma 0 or Rho). Split and the robust ADMM over-relax with their own
+	// fixed α = 1.6.
 	Relax float64
 	// Route selects how ClosedForm and Split solve their linear system
 	// (admm.Route): Woodbury or Direct factor it once (exact solves; the

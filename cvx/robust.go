@@ -11,7 +11,7 @@ import (
 )
 
 // Convex adversarial training, section "Convex Adversarial Training" of the
-// paper: a Problem with Robust(ε) is the robust convex program
+// paper: a Problem with Robust(eps, norm) is the robust convex program
 // eq. (rob_gen_cvx_s) on its activation patterns,
 //
 //	min_{v,w} max_{‖δ_k‖ ≤ ε} ℓ(Σ_i D_i (X + Δ)(v_i − w_i), y) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)

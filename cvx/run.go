@@ -34,7 +34,7 @@ type engine interface {
 }
 
 // FISTA solves the sampled convex program eq. (SCP2) by accelerated proximal
-// gradient with backtracking and adaptive restart (solvers.FISTA).
+// gradient with backtracking and adaptive restart (scp.FISTA).
 type FISTA struct {
 	// Tol stops Iterate early once the duality gap is at most
 	// Tol·max(1, F(α)); 0 means 1e-8.

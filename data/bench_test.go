@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // BenchmarkReadMNISTTrainImages parses the MNIST training images
@@ -12,10 +14,7 @@ import (
 // in memory, "file" including opening and reading the file. MB/s counts the
 // decompressed bytes.
 func BenchmarkReadMNISTTrainImages(b *testing.B) {
-	dir, ok := parseTestSharedDir()
-	if !ok {
-		b.Skipf("shared data folder %s absent", dir)
-	}
+	dir := testenv.SharedData(b)
 	path := filepath.Join(dir, "mnist", "train-images-idx3-ubyte.gz")
 	const size = 16 + 60000*28*28
 	b.Run("memory", func(b *testing.B) {
@@ -49,10 +48,7 @@ func BenchmarkReadMNISTTrainImages(b *testing.B) {
 // BenchmarkReadCIFAR parses the 10000 records (30.7 MB) of the bird/ship
 // training file from memory.
 func BenchmarkReadCIFAR(b *testing.B) {
-	dir, ok := parseTestSharedDir()
-	if !ok {
-		b.Skipf("shared data folder %s absent", dir)
-	}
+	dir := testenv.SharedData(b)
 	raw, err := os.ReadFile(filepath.Join(dir, "cifar10-bird-ship", "train.bin"))
 	if err != nil {
 		b.Fatal(err)

@@ -7,24 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func sharedDataDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "shared", "data"))
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			t.Fatalf("shared data folder %s missing", dir)
-		}
-		t.Skipf("shared data folder %s missing", dir)
-	}
-	return dir
-}
+	"github.com/convexnn/convexnn/internal/testenv"
+)
 
 // TestPaperHoldsOutWhenNoTestRecords: a CIFAR folder with training records
 // only gives a validation set held out from them.
 func TestPaperHoldsOutWhenNoTestRecords(t *testing.T) {
-	shared := sharedDataDir(t)
+	shared := testenv.SharedData(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cifar10-bird-ship"), 0o755); err != nil {
 		t.Fatal(err)
@@ -49,7 +39,7 @@ func TestPaperHoldsOutWhenNoTestRecords(t *testing.T) {
 // TestPaperTable5HoldsOutTheUnusedTrainingRecords: Table 5's 600 training
 // images and its held-out set partition the 10000 bird/ship training records.
 func TestPaperTable5HoldsOutTheUnusedTrainingRecords(t *testing.T) {
-	src := Source{Dir: sharedDataDir(t), Offline: true}
+	src := Source{Dir: testenv.SharedData(t), Offline: true}
 	sp, err := Paper(context.Background(), "cifar-bird-ship-600", src, PlusMinus)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +74,7 @@ func TestPaperTable5HoldsOutTheUnusedTrainingRecords(t *testing.T) {
 // TestPaperMammographicIsStandardizedOnTraining checks the standardization
 // uses training statistics only.
 func TestPaperMammographicIsStandardizedOnTraining(t *testing.T) {
-	sp, err := Paper(context.Background(), "mammographic", Source{Dir: sharedDataDir(t), Offline: true}, ZeroOne)
+	sp, err := Paper(context.Background(), "mammographic", Source{Dir: testenv.SharedData(t), Offline: true}, ZeroOne)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 var updateParseFixtures = flag.Bool("update-parse-fixtures", false,
@@ -103,43 +105,10 @@ func wantError(tb testing.TB, err error, parts ...string) {
 	}
 }
 
-// parseTestSharedDir returns the shared data folder ../shared/data next to
-// the repository root, and false when it is absent.
-func parseTestSharedDir() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared", "data")
-	if fi, err := os.Stat(shared); err != nil || !fi.IsDir() {
-		return shared, false
-	}
-	return shared, true
-}
-
-// requireSharedData returns the shared data folder, or skips the test when it
-// is absent (fails with CONVEXNN_REQUIRE_E2E=1).
+// requireSharedData returns the shared data folder (testenv.SharedData).
 func requireSharedData(tb testing.TB) string {
 	tb.Helper()
-	dir, ok := parseTestSharedDir()
-	if !ok {
-		msg := fmt.Sprintf("shared data folder %s absent: real-file tests not run", dir)
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			tb.Fatal(msg + " (CONVEXNN_REQUIRE_E2E=1)")
-		}
-		tb.Skip(msg + " (set CONVEXNN_REQUIRE_E2E=1 to make this a failure)")
-	}
-	return dir
+	return testenv.SharedData(tb)
 }
 
 // openShared opens a file of the shared data folder.

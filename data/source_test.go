@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // These tests never touch the network: downloads come from httptest
@@ -437,36 +439,8 @@ func TestFiles(t *testing.T) {
 	}
 }
 
-// sharedData returns the shared data folder next to the repository, or
-// skips the test (fails it when CONVEXNN_REQUIRE_E2E=1) when it is absent.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(filepath.Join(shared, "README.md")); err != nil {
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			t.Fatalf("the shared data folder is required (CONVEXNN_REQUIRE_E2E=1): %v", err)
-		}
-		t.Skipf("no shared data folder: %v", err)
-	}
-	return shared
-}
-
 func TestStatusSharedData(t *testing.T) {
-	shared := sharedData(t)
+	shared := testenv.SharedData(t)
 	s := Source{Dir: shared, Cache: t.TempDir(), Offline: true}
 	for _, name := range Datasets() {
 		files, err := Files(name)
@@ -487,7 +461,7 @@ func TestStatusSharedData(t *testing.T) {
 }
 
 func TestFetchSharedDataCorrupt(t *testing.T) {
-	shared := sharedData(t)
+	shared := testenv.SharedData(t)
 	files, _ := Files("mnist")
 	f := files[1] // mnist/train-labels-idx1-ubyte.gz
 	good, err := os.ReadFile(filepath.Join(shared, filepath.FromSlash(f.Path)))
@@ -530,7 +504,7 @@ func TestFetchSharedDataCorrupt(t *testing.T) {
 }
 
 func TestCIFARFilesSharedData(t *testing.T) {
-	shared := sharedData(t)
+	shared := testenv.SharedData(t)
 	s := Source{Dir: shared, Cache: t.TempDir(), Offline: true}
 	train, test, err := s.CIFARFiles(context.Background())
 	if err != nil {

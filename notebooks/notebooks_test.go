@@ -6,7 +6,6 @@ package notebooks
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/convexnn/convexnn/data"
 	"github.com/convexnn/convexnn/internal/browser"
 	"github.com/convexnn/convexnn/internal/nbrun"
+	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/plots"
 	"gonum.org/v1/gonum/mat"
 )
@@ -58,11 +58,7 @@ func requireE2E(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("notebook tests need %s: run make setup (make test does)", strings.Join(missing, ", "))
-	if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, "notebook tests need %s: run make setup (make test does)", strings.Join(missing, ", "))
 }
 
 // dataEnv points the kernel at the project's shared data folder when
@@ -220,8 +216,9 @@ func TestQuickstartSecondTrainingCellContinuesTheFirst(t *testing.T) {
 	t.Logf("first cell 0→%d, second cell %d→%d", aTo, bFrom, bTo)
 }
 
-// runLine is a per-run line of notebook 10: method and validation accuracy.
-var runLine = regexp.MustCompile(`run 1  (Back-prop|ADMM)(?: \(DS\))? +validation +([0-9.]+)%`)
+// runLine is paper.RunMethod's closing line of a run in notebook 10: method
+// and validation accuracy.
+var runLine = regexp.MustCompile(`(Back-prop|ADMM)(?: \(DS\))? done: \d+ [a-zA-Z ]+, validation accuracy ([0-9.]+)%`)
 
 // TestTablesNotebookTrainsBothMethodsOnEveryDataSet reads the executed
 // notebook 10: each of its four data-set cells trains back-propagation and
@@ -238,7 +235,7 @@ func TestTablesNotebookTrainsBothMethodsOnEveryDataSet(t *testing.T) {
 	}
 	sets := 0
 	for _, c := range nb.Cells {
-		if !strings.Contains(c.SourceText(), "runSetting(") || strings.Contains(c.SourceText(), "func runSetting") {
+		if !strings.Contains(c.SourceText(), "runTable(") || strings.Contains(c.SourceText(), "func runTable") {
 			continue
 		}
 		sets++

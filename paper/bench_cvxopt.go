@@ -150,9 +150,9 @@ type cvxbResult struct {
 const cvxbPStarAgree = 1e-6
 
 // BenchCVXOPT is `convexnn bench cvxopt`: Debian's python3-cvxopt against our
-// interior-point method (ipm.Solve) and our ADMM (admm.ClosedForm
-// for the squared loss, admm.Split for the hinge loss) on one instance of the convex training program
-// (eq. convex_general)
+// interior-point method (ipm.Solve) and our ADMM (admm.ClosedForm for the
+// squared loss, admm.Split for the hinge loss) on one instance of the convex
+// training program (eq. convex_general)
 //
 //	minimize   ℓ(Σ_i D_i X (v_i − w_i), y) + β Σ_i (‖v_i‖ + ‖w_i‖)
 //	subject to (2D_i − I) X v_i ≥ 0,  (2D_i − I) X w_i ≥ 0,  i = 1 … P_s,
@@ -169,7 +169,7 @@ const cvxbPStarAgree = 1e-6
 //     u-update system) to the end of the first step that passes. A run that
 //     does not pass in -admm-max-iter steps is reported as not reached. For
 //     the squared loss a second ADMM row runs the same ADMM over-relaxed
-//     (solvers.ADMMOptions.Relax = -relax, default cvxbRelax; 1 omits it).
+//     (admm.Options.Relax = -relax, default CVXOPTRelax; 1 omits it).
 //   - Our interior-point method and CVXOPT, which report no iterates: the
 //     method is run with an iteration limit k and the returned point tested;
 //     the time is that of the run with the smallest passing k (for ours by a
@@ -187,10 +187,9 @@ const cvxbPStarAgree = 1e-6
 // its cone, not timed) and the ratios CVXOPT time / ours. The instance is
 // cvxbPlanted's (-size paper: n = 500, d = 20, P_s = 40; small: 60, 5, 6),
 // β = 10⁻³ by default, with the squared loss; -loss squared,hinge adds the
-// hinge loss, which at the paper size costs about an hour more: CVXOPT's
-// conelp (default QR-based KKT solver, a dense QR of the 42680×2180 scaled
-// constraint matrix at each iteration) takes about 30 s per iteration on
-// two cores there, against about 4 s for the squared loss's coneqp.
+// hinge loss, which at the paper size is far slower for CVXOPT: its conelp
+// (default QR-based KKT solver) computes a dense QR of the 42680×2180 scaled
+// constraint matrix at each iteration (times: docs/performance.md).
 //
 // cfg must be valid (convexnn bench checks its flags); it prints the table
 // and writes <outDir>/cvxopt/result.json.
@@ -226,8 +225,8 @@ func BenchCVXOPT(ctx context.Context, cfg CVXOPTConfig, outDir string, stdout io
 		"interior-point methods: run with an iteration limit k, the returned point is tested; time of the run with the smallest passing k",
 		"CVXOPT time measured in the script with time.perf_counter(): problem construction (numpy to cvxopt matrices) plus solve; Python start-up, imports and JSON parsing excluded",
 		"feasible_copy_rel_gap: the point with every violating group replaced by its projection onto the group's cone (ipm.RestoreRobust with ε = 0), not timed",
-		fmt.Sprintf("ADMM: ρ = %g (squared: solvers.ADMM; hinge: solvers.ADMMSplit, adaptive ρ from %g), the best of a coarse grid on the default instance; the solvers' default ρ = 0.1 is far slower here", cfg.Rho, cfg.Rho),
-		fmt.Sprintf("squared loss: the row \"admm α=%g (ours)\" is the same ADMM over-relaxed (Eckstein and Bertsekas; solvers.ADMMOptions.Relax), not the paper's algorithm; -relax 1 omits it", cfg.Relax),
+		fmt.Sprintf("ADMM: ρ = %g (squared: admm.ClosedForm; hinge: admm.Split, adaptive ρ from %g), the best of a coarse grid on the default instance; the solvers' default ρ = 0.1 is far slower here", cfg.Rho, cfg.Rho),
+		fmt.Sprintf("squared loss: the row \"admm α=%g (ours)\" is the same ADMM over-relaxed (Eckstein and Bertsekas; admm.Options.Relax), not the paper's algorithm; -relax 1 omits it", cfg.Relax),
 		"gap_only (ADMM): where the objective alone came within the target, at whatever violation (first: the first such iterate; stays: the first from which every later iterate of the run is within it, since an infeasible iterate's objective can cross p* and leave again); for context, not a result",
 		"CVXOPT uses its default KKT solvers, which form the scaled constraint matrix densely at every iteration: coneqp (squared) its Gram matrix (syrk), conelp (hinge) its QR factorization",
 		"CVXOPT's k*: the iterates of its reference solve (copied through a wrapper of its default KKT solver) are the points runs with maxiters = k return; the first passing one is k*, confirmed by the first timed run (an ordinary run); k* − 1 is the failing iterate of the same trajectory",
@@ -286,14 +285,10 @@ func cvxbCheckPython(ctx context.Context, python string) (string, error) {
 
 // CVXOPTRho is the benchmark's ADMM penalty: the best of a coarse grid
 // {3e-4, 1e-3, 3e-3, 1e-2, 0.1, 0.3, 1, 3, 10} on the default instance, for
-// both losses, measured with an earlier, looser violation scale (the
-// largest row sum of |X U*ᵀ|; squared: 14251 iterations to the target at
-// 1e-3, 16075 at 3e-4, 18974 at 3e-3, 66287 at 1e-2, more than 30000 from
-// 0.1 up; hinge, starting ρ of the adaptive loss-split ADMM: 39174 at 1e-3,
-// more than 45000 at 3e-4 and 60000 at 1e-2 and 0.1). With the stated scale
-// (cvxbMaxAbsOutput) the squared loss needs 31955 iterations at 1e-3, and
-// over-relaxed by α = 1.8 17770 (15423 at 3e-4, 21626 at 3e-3). The solvers'
-// default ρ = 0.1, the paper's, is far slower here.
+// both losses (for the hinge loss, the starting ρ of the adaptive
+// loss-split ADMM); the iteration counts of the grid are in
+// docs/performance.md. The solvers' default ρ = 0.1, the paper's, is far
+// slower here.
 const CVXOPTRho = 1e-3
 
 // CVXOPTRelax is the default over-relaxation of the extra ADMM row: the best

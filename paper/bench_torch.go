@@ -43,7 +43,7 @@ type TorchOptions struct {
 	Threads int       `json:"threads"`
 	Evals   int       `json:"evaluations_per_epoch"`
 	// OMPWaitPolicy is OMP_WAIT_POLICY of the PyTorch process: PASSIVE
-	// unless the environment sets it (see benchTorch).
+	// unless the environment sets it (see BenchTorch).
 	OMPWaitPolicy string `json:"omp_wait_policy"`
 }
 
@@ -233,8 +233,8 @@ func BenchTorch(ctx context.Context, exps []*Experiment, size Size, opts TorchOp
 // the ones the benchmark runs.
 var TorchExperimentNames = []string{"table2-mnist", "table3-fmnist", "table3-fmnist-ds", "table3-cifar-ds"}
 
-// torchExperiments returns the named experiments, or all of
-// torchExperimentNames when none is named.
+// TorchExperiments returns the named experiments, or all of
+// TorchExperimentNames when none is named.
 func TorchExperiments(names []string) ([]*Experiment, error) {
 	var known []*Experiment
 	for _, n := range TorchExperimentNames {

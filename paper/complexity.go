@@ -102,7 +102,7 @@ type complexityTrial struct {
 	Patterns int `json:"patterns"`
 	// Route is how ADMM solves its u-update system: "direct" (Cholesky
 	// of the dP×dP system) or "woodbury" (through an n×n matrix), the route
-	// of least flops that solvers.NewADMM picks (see solvers.ADMM).
+	// of least flops that admm.NewClosedForm picks (see admm.ClosedForm).
 	Route admm.Route `json:"admm_route"`
 	// ADMM: set-up (cvx.Start: pattern sampling, the u-update system's
 	// factorization) and the iterations (the run's history), and their sum.
@@ -217,7 +217,7 @@ var complexityDefinitions = map[string]string{
 	"slope":                      "least-squares slope b of log t = a + b log x over the sweep's points (means over the runs) with t ≥ fit_floor_seconds; a time growing like x^b has slope b",
 	"peak_rss_bytes":             "max RSS of the process (getrusage) after the point: a peak over the process so far",
 	"patterns":                   "distinct activation patterns sampled (fewer than P_s when the draws run out: the program then has that many); the smallest over the runs",
-	"admm_route":                 "how ADMM solves its u-update system (solvers.ADMM): \"direct\", a Cholesky factor of a dP×dP matrix, set-up (dP)³/3 and 16ndP + 2(dP)² flops per iteration, or \"woodbury\", an n×n matrix, set-up n³/3 + n²d + 2nd² and 20ndP + 2n² per iteration; NewADMM takes the one of fewer flops over 1000 iterations, so the set-up's growth changes where the route changes",
+	"admm_route":                 "how ADMM solves its u-update system (admm.ClosedForm): \"direct\", a Cholesky factor of a dP×dP matrix, set-up (dP)³/3 and 16ndP + 2(dP)² flops per iteration, or \"woodbury\", an n×n matrix, set-up n³/3 + n²d + 2nd² and 20ndP + 2n² per iteration; admm.NewClosedForm takes the one of fewer flops over 1000 iterations, so the set-up's growth changes where the route changes",
 }
 
 // complexityJob is a sweep in progress: the settings, the data and the

@@ -66,7 +66,7 @@ type Settings struct {
 	Inner    cvx.Inner `json:"admm_inner,omitempty"`
 	Blocks   int       `json:"rbcd_blocks,omitempty"`    // ADMM-RBCD: patterns updated together per RBCD step
 	InnerMax int       `json:"rbcd_steps_max,omitempty"` // ADMM-RBCD: RBCD steps per ADMM iteration at most (0: the solver's 20)
-	Route    cvx.Route `json:"admm_route,omitempty"`     // how the u-update solves its system (cvx.ADMM.Route; "" chooses)
+	Route    cvx.Route `json:"admm_route,omitempty"`     // how the u-update solves its system (cvx.ADMM.Route; cvx.AutoRoute chooses)
 	// MorePs are extra ADMM rows with more sampled patterns than the
 	// paper's P_s (same iterations and hyper-parameters): what the method
 	// reaches within the time budget when the paper's width falls short.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/internal/browser"
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // TestSmokePagesRenderInChromium opens the smoke pages in headless Chromium
@@ -23,16 +24,10 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 	}
 	assets := filepath.Join(root, ".cache", "assets")
 	if _, err := os.Stat(filepath.Join(assets, "echarts-gl.min.js")); err != nil {
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			t.Fatalf("chart assets missing in %s: run make setup", assets)
-		}
-		t.Skipf("chart assets missing in %s: run make setup", assets)
+		testenv.Missing(t, "chart assets missing in %s: run make setup", assets)
 	}
 	if _, err := browser.FindExecPath(browser.Options{}); err != nil {
-		if os.Getenv("CONVEXNN_REQUIRE_E2E") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	out := os.Getenv("CONVEXNN_PLOTS_SMOKE")
 	if out == "" {

@@ -97,7 +97,7 @@ func (pt Perturbation) String() string {
 }
 
 // DualNorm returns ‖v‖_*, the dual norm of the perturbation's norm:
-// ‖v‖₁ for "inf", ‖v‖₂ for "2" and ‖v‖_∞ for "1", so that
+// ‖v‖₁ for LInf, ‖v‖₂ for L2 and ‖v‖_∞ for L1, so that
 // max_{‖δ‖_p ≤ ε} δᵀv = ε‖v‖_*. It returns NaN for an unknown norm (see
 // Validate).
 func (pt Perturbation) DualNorm(v []float64) float64 {
@@ -516,14 +516,14 @@ func CertifiedPoints(net *Network, x *mat.Dense, pert Perturbation) ([]bool, []f
 //	        discard repeated D_hj; stop when P_s distinct D_hj have been generated
 //
 // and returns the distinct patterns in the order first generated. For the box
-// (Norm "inf") Δ_hj = ε sgn(R_hj), R_hj an n×d Gaussian matrix: every row is
+// (LInf) Δ_hj = ε sgn(R_hj), R_hj an n×d Gaussian matrix: every row is
 // a uniformly random vertex of the box. Since only the signs of R_hj matter,
 // they are drawn directly as independent fair ±1 signs (the same
 // distribution). The analogues for the other norms also put every row on a
 // uniformly random extreme point of its ball, where the worst-case
 // perturbations of Theorem inner_max and eq. (hinge_adv_D_lp) lie:
-// Norm "2": δ_k = ε r_k/‖r_k‖₂ with r_k ~ N(0, I_f), uniform on the sphere;
-// Norm "1": δ_k = ±ε e_i with i uniform in 1 … f and a fair sign (the
+// L2: δ_k = ε r_k/‖r_k‖₂ with r_k ~ N(0, I_f), uniform on the sphere;
+// L1: δ_k = ±ε e_i with i uniform in 1 … f and a fair sign (the
 // vertices of the cross-polytope).
 //
 // Each draw (h, j) is one pattern examined; maxDraws caps the total, with 0

@@ -31,7 +31,7 @@ const attackUsage = "usage: convexnn attack -network result.json -data problem.j
 // attackCommand attacks the network of a `convexnn solve` result on the data
 // of a problem file: the accuracy on X and on X + Δ, Δ from FGSM or PGD
 // (eq. PGD) on the problem's loss in the ball ‖δ_k‖ ≤ ε, each point's
-// strongest iterate kept (solvers.AttackOptions.KeepBest), so the attacked
+// strongest iterate kept (backprop.AttackOptions.KeepBest), so the attacked
 // accuracy is at most the clean one for the classification losses.
 func attackCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("attack", flag.ContinueOnError)

@@ -8,7 +8,7 @@
 //	    prints a JSON summary of a data set: files and checksum status,
 //	    shapes, class counts, and the paper's training/validation splits.
 //	convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
-//	        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
+//	        [-rho R] [-relax A] [-inner closed-form|split|rbcd|robust] [-neurons N -seed S] [-out result.json]
 //	    solves the convex training program (eq. convex_general) given as JSON
 //	    ("loss": squared, hinge, bce or logistic) and writes the solution, the
 //	    recovered network and its objectives; -solver scp samples N neurons and

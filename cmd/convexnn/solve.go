@@ -30,7 +30,7 @@ func badInput(format string, a ...any) error { return usageError{fmt.Sprintf(for
 // (adversarial) training, section "Convex Adversarial Training": every data
 // point may move by ‖δ_k‖ ≤ eps in the norm "norm" ("inf", the default, "2"
 // or "1"). RobustSampling, with "P" the number of patterns P_s, samples the
-// patterns by Algorithm adv_train instead of plain SamplePatterns.
+// patterns by Algorithm adv_train instead of plain solvers.SamplePatterns.
 type problemJSON struct {
 	X              [][]float64         `json:"X"`
 	Y              []float64           `json:"y"`

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // The tests that run Chromium skip when there is none, but fail when
@@ -32,21 +34,7 @@ func requireBrowser(t *testing.T) {
 // echarts copies.
 func assetsDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	assets := filepath.Join(dir, ".cache", "assets")
+	assets := filepath.Join(testenv.RepoRoot(t), ".cache", "assets")
 	for _, f := range []string{"echarts.min.js", "echarts-gl.min.js"} {
 		if _, err := os.Stat(filepath.Join(assets, f)); err != nil {
 			t.Fatalf("echarts asset missing (run make setup): %v", err)

@@ -61,9 +61,9 @@ func ParseVariant(s string) (Variant, error) {
 
 // ChooseVariant is the default variant for a loss: Robust for a robust
 // program (ε > 0), otherwise ClosedForm for the squared loss, Split for the
-// hinge loss and RBCD for BCE and logistic (on MNIST 2 vs 8 at d = 100,
-// n = 2000, RBCD reached a BCE loss 6× lower than the split in an eighth of
-// the iterations: the split's single ρ balances the mean loss poorly).
+// hinge loss and RBCD for BCE and logistic (RBCD reaches a lower BCE loss
+// than the split in fewer iterations: the split's single ρ balances the
+// mean loss poorly; docs/performance.md).
 func ChooseVariant(loss solvers.Loss, robust bool) Variant {
 	switch {
 	case robust:
@@ -112,12 +112,11 @@ type Options struct {
 	// (the value of most of the paper's experiments, table ADMMhyp), except:
 	// RBCD with BCE or logistic takes 10β (the paper's ρ = 0.01 at
 	// β = 10⁻³ for ADMM-RBCD with BCE, the ratio kept: with our mean loss
-	// and β = 10⁻³/n it is 0.01/n, the best of the values tried on MNIST 2
-	// vs 8), and Robust with a mean loss (hinge, BCE, logistic) takes 0.03
-	// (on the robust CIFAR-10 program of Table 5 it reached in 5000
-	// iterations the objective ρ = 0.1 reached in about 12500). ClosedForm
-	// and RBCD keep ρ fixed (the factorization depends on it); Split and
-	// Robust start from it and adapt it by residual balancing.
+	// and β = 10⁻³/n it is 0.01/n), and Robust with a mean loss (hinge,
+	// BCE, logistic) takes 0.03, which converges faster than 0.1 there
+	// (docs/performance.md). ClosedForm and RBCD keep ρ fixed (the
+	// factorization depends on it); Split and Robust start from it and
+	// adapt it by residual balancing.
 	Rho float64
 	// Gamma is the dual step γ_a > 0 of eq. (3.3c); 0 means γ_a = ρ, the
 	// paper's usual choice, for which the scaled duals take the unit step

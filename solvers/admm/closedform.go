@@ -26,7 +26,7 @@ type ClosedFormState struct {
 	U, V, S, Lambda, Nu []float64
 }
 
-// ADMM is the paper's Algorithm "ADMM" (eq. 3.3a–c, scaled dual form) for
+// ClosedForm is the paper's Algorithm "ADMM" (eq. 3.3a–c, scaled dual form) for
 // the convex program of eq. (convex_general) with the squared loss
 // ℓ(ŷ, y) = ½‖ŷ − y‖², written as eq. (4):
 //
@@ -60,11 +60,9 @@ type ClosedFormState struct {
 // reported objective). All products with X are matrix-matrix products on
 // the 2P (or 4P) vectors stacked as rows. The factor takes 8n² bytes
 // (woodbury; the lower half is touched) or 8(dP)² bytes (direct). With
-// Route "" the route of least set-up + MaxIter × iteration cost is taken.
-// Measured on 2 cores (pure-Go gonum BLAS / OpenBLAS), MNIST 2 vs 8 size
-// n = 11809, d = 784, P = 24 (woodbury): set-up 55 s / 7.6 s, an iteration
-// 0.51 s / 0.15 s, 0.9 GB of memory; n = 11809, d = 100, P = 8 (direct):
-// set-up 0.33 s / 0.09 s, an iteration 16 ms / 9 ms.
+// RouteAuto the route of least set-up + MaxIter × iteration cost is taken.
+// Measured set-up and iteration times of both routes are in
+// docs/performance.md.
 //
 // The solver is not safe for concurrent use; the Program must not change
 // after NewClosedForm, nor State between steps (to start from another state, call
@@ -470,5 +468,5 @@ func groupShrink(v, u, lam []float64, thr float64) float64 {
 }
 
 // CGIters returns the conjugate-gradient iterations of the last u-update
-// (route "cg"; 0 for the factored routes).
+// (RouteCG; 0 for the factored routes).
 func (a *ClosedForm) CGIters() int { return a.sys.cgIters }

@@ -38,9 +38,9 @@ const rbcdFloor = 0.1
 //	u^{k+1} ≈ argmin_u L(u) = ℓ(F u, y) + (ρ/2)‖u − v^k + λ^k‖² + (ρ/2)‖G u − s^k + ν^k‖²
 //
 // solved inexactly by randomized block coordinate descent (Algorithm RBCD),
-// and the v-, s- and dual updates of ADMM (eq. vupdate, supdate, 3.3c). F,
-// G and the layout of u = (u_1 … u_P, z_1 … z_P) are those of ADMM; blocks
-// are the pairs (u_i, z_i), which share F_i = D_i X. With ŷ = F u and
+// and the v-, s- and dual updates of ADMM (eq. vupdate, supdate, 3.3c). F, G
+// and the layout of u = (u_1 … u_P, z_1 … z_P) are those of ClosedForm;
+// blocks are the pairs (u_i, z_i), which share F_i = D_i X. With ŷ = F u and
 // ỹ = ∇ℓ(ŷ), the gradient of block j (pattern i, sign σ_j = +1 for u_i, −1
 // for z_i) is, since G_iᵀG_i = XᵀX,
 //
@@ -65,10 +65,11 @@ const rbcdFloor = 0.1
 // 1 + λ_max(XᵀX) is about 10⁶ on image data, so Euclidean gradient steps
 // would stall; in the metric of M the whole of L has condition number at
 // most 1 + 2P·L_ℓ/ρ (L_ℓ the curvature bound of ℓ: 1 for the squared loss,
-// 1/n for BCE, 1/(4n) for logistic). That bound is 1 + 200P with the
-// default ρ = 0.01/n for BCE: small ρ, which makes the most progress per
-// ADMM iteration on MNIST, leaves the u-updates rough within InnerMax, as
-// in the paper's experiments. One step on the set S of Blocks patterns is
+// 1/n for BCE, 1/(4n) for logistic). That bound is 1 + 200P with
+// ρ = 0.01/n for BCE (the default 10β at β = 10⁻³/n): small ρ, which makes
+// the most progress per ADMM iteration on MNIST, leaves the u-updates rough
+// within InnerMax, as in the paper's experiments. One step on the set S of
+// Blocks patterns is
 //
 //	u_j⁺ = u_j − M⁻¹∇_j L / (ρ + L_i)    for j = i and j = P + i, i ∈ S,
 //
@@ -113,16 +114,11 @@ const rbcdFloor = 0.1
 // test costs 2ndP + 4Pd² (one product for XᵀD_iỹ of every i, one for M u).
 // Per ADMM iteration, outside the u-update: X u (giving G u and the exact
 // ŷ of the next warm start), Gᵀ[s; ν] and X v for the reported objectives,
-// 16ndP flops as in ADMM, and M⁻¹b, 4Pd². Set-up: XᵀX (2nd²) and the
+// 16ndP flops as in ClosedForm, and M⁻¹b, 4Pd². Set-up: XᵀX (2nd²) and the
 // Cholesky factor of M (d³/3).
 //
-// Measured on 2 cores, pure-Go gonum BLAS: n = 2000, d = 100, P = 24, BCE
-// (BenchmarkADMMRBCD, 20 sweeps per iteration): 0.10 s per iteration with
-// one block per step (0.2 ms per step), 0.05 s with all 24 (2.4 ms per
-// step). MNIST 2 vs 8 (n = 11809, d = 785 with the bias, P = 24): set-up
-// about 1 s, an iteration about 0.5 s outside the u-update plus 3–5 ms per
-// one-block step or 135 ms per 24-block step (OpenBLAS: 0.15 s, 33 ms per
-// 24-block step).
+// Measured times per iteration and per step (BenchmarkADMMRBCD, MNIST) are
+// in docs/performance.md.
 //
 // The solver is not safe for concurrent use; the Program must not change
 // after NewRBCD, nor State between steps.

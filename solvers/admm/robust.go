@@ -15,16 +15,17 @@ import (
 // programs of section "Convex Adversarial Training" for every loss: the
 // hinge loss (eq. hinge_adv_D, eq. hinge_adv_D_lp), BCE (eq. convex_ce_adver),
 // the squared loss (eq. SOCP3) and the logistic loss, for the ℓ_∞, ℓ₂ and ℓ₁
-// perturbation sets (dual norms ‖·‖₁, ‖·‖₂, ‖·‖_∞). Notation as in robust.go:
-// u_j (j = 1 … 2P) are the groups v_1 … v_P, w_1 … w_P with pattern i(j)
-// and sign σ_j = ±1, S_i = 2D_i − I, f the perturbed features, N(·) = ‖(·)^f‖_*
-// the dual norm of the raw-feature entries, and A the n×2P matrix
+// perturbation sets (dual norms ‖·‖₁, ‖·‖₂, ‖·‖_∞). Notation as in
+// solvers/robust.go: u_j (j = 1 … 2P) are the groups v_1 … v_P, w_1 … w_P
+// with pattern i(j) and sign σ_j = ±1, S_i = 2D_i − I, f the perturbed
+// features, N(·) = ‖(·)^f‖_* the dual norm of the raw-feature entries, and
+// A the n×2P matrix
 // A_kj = σ_j d_{i(j)k}, so that g_k = Σ_i d_ik (v_i − w_i) is row k of A U
 // (U the 2P×d matrix of rows u_jᵀ). The program
 //
 //	minimize Σ_k ℓ_k(g_k) + β Σ_j ‖u_j‖₂  subject to  S_{i(j)} X u_j ≥ ε N(u_j) 1   (eq. robust_constraint)
 //
-// with the per-point worst-case terms of RobustPointLosses, written
+// with the per-point worst-case terms of solvers.RobustPointLosses, written
 // ℓ_k(g) = w h(φ_k(g)) (w = 1/n, or 1 for the squared loss),
 //
 //	hinge     h = (·)_+,   φ_k(g) = 1 − y_k x_kᵀg + ε N(g)
@@ -66,22 +67,21 @@ import (
 // rescaled), with over-relaxation α = 1.6.
 //
 // Convergence. On degenerate instances (small β, where the optimal weights
-// are large, and many robust constraints active) the tail is slow: on the
-// 2-D toy data of fig. 2D-toy with β = 1e-4 the objective is still 60 %
-// above the interior-point optimum after 20000 iterations, and on the
-// CIFAR-10 program of Table 5 it decreases by about 1e-4 per 2500
-// iterations after 30000. The iterate meets the robust constraints only to
-// the primal residual, so a per-point certificate (CertifiedPoints), which
-// needs them exactly, may fail at points whose margin is within that. The stopping test is Boyd et
-// al.'s (§3.3.1, o.AbsTol, o.RelTol, defaults 1e-6, 1e-5).
+// are large, and many robust constraints active) the tail is slow: the
+// objective can stay well above the interior-point optimum after many
+// thousands of iterations (measured cases: docs/performance.md). The
+// iterate meets the robust constraints only to the primal residual, so a
+// per-point certificate (solvers.CertifiedPoints), which needs them
+// exactly, may fail at points whose margin is within that. The stopping
+// test is Boyd et al.'s (§3.3.1, o.AbsTol, o.RelTol, defaults 1e-6, 1e-5).
 //
 // Per-iteration cost: products of the 2P×d weights with X (three: X u, X v
 // for the reported objectives, and the 4P×n stack Gᵀ(s, ν)) and with A (four:
 // A U, A V, Aᵀ Z, Aᵀ M), 14ndP flops each pair, the Sylvester solve and
 // O(n(d + P)) prox work. Memory: Z and M are n×d.
 //
-// In the reported steps, ConvexObjective is RobustObjective at v,
-// Violation is RobustViolation at v, NonconvexObjective the clean
+// In the reported steps, ConvexObjective is solvers.RobustObjective at v,
+// Violation is solvers.RobustViolation at v, NonconvexObjective the clean
 // objective l^{u,α} of the network recovered from v and Gap its distance to
 // the clean l^{v,w} (Program.Objective) at v. With ε = 0 the program is the
 // standard one (the per-point copies z_k then cost more than Split's
@@ -112,11 +112,9 @@ type RobustState struct {
 // NewRobust validates p, pert and o, computes the eigendecompositions
 // of the u-update and starts from zero or from st. ρ starts at o.Rho; 0
 // means 0.1 for the squared loss (a sum over points) and 0.03 for the mean
-// losses (hinge, BCE, logistic): on the robust CIFAR-10 program of Table 5
-// (n = 600, P = 36) ρ = 0.03 reached in 5000 iterations the objective that
-// ρ = 0.1 reached in about 12500, and on the test instances it took at most
-// as many iterations in most cases (not all: on a 2-D toy instance of cvx's
-// tests 0.1 is ten times more accurate after 20000 iterations).
+// losses (hinge, BCE, logistic), which converged faster on the robust
+// CIFAR-10 program of Table 5 and on most, not all, test instances
+// (docs/performance.md).
 func NewRobust(p *solvers.Program, pert solvers.Perturbation, o Options, st *RobustState) (*Robust, error) {
 	if err := checkProgram(p, VariantRobust); err != nil {
 		return nil, err
@@ -330,7 +328,7 @@ func gram(bt, b blas64.General) *mat.SymDense {
 	return mat.NewSymDense(k, g.Data)
 }
 
-// robScale returns 1/√(trace/n') for the eigenvalues of a Gram matrix
+// robustScale returns 1/√(trace/n') for the eigenvalues of a Gram matrix
 // of n rows: the scaling that makes the average squared row norm of the
 // scaled operator 1 (1 when the trace is 0).
 func robustScale(eig []float64, n int) float64 {
@@ -574,7 +572,7 @@ func (r *robustWork) objectives() (robust, nonconvex, gap, viol float64) {
 }
 
 // robustTerm is the worst-case loss term of one point with prediction yhat
-// and radius rad = ε‖g^f‖_* (RobustPointLosses).
+// and radius rad = ε‖g^f‖_* (solvers.RobustPointLosses).
 func robustTerm(l solvers.Loss, y, yhat, rad float64) float64 {
 	switch l {
 	case solvers.HingeLoss:

@@ -15,7 +15,7 @@ import (
 //
 //	minimize ℓ(F u, y) + β Σ_j ‖u_j‖ subject to G u ≥ 0
 //
-// (F, G and the layout of u are those of ADMM) is written as
+// (F, G and the layout of u are those of ClosedForm) is written as
 //
 //	minimize ℓ(q, y) + β‖v‖_{2,1} + I_{≥0}(s)  subject to  u = v,  G u = s,  F u = q,
 //
@@ -37,9 +37,9 @@ import (
 // that bracket, to machine precision.
 //
 // Because the three constraints share ρ, the u-update matrix
-// I + FᵀF + GᵀG does not depend on ρ: it is the squared-loss system of ADMM
-// with ρ = 1, factored once by system (route woodbury or direct, as
-// o.Route, chosen by the same flop model). ρ is therefore adapted for free
+// I + FᵀF + GᵀG does not depend on ρ: it is the squared-loss system of
+// ClosedForm with ρ = 1, factored once by system (route woodbury or direct,
+// as o.Route, chosen by the same flop model). ρ is therefore adapted for free
 // by residual balancing (Boyd et al. §3.4.1: doubled when the primal
 // residual exceeds 10× the dual one, halved in the opposite case, the
 // scaled duals rescaled), which the classification losses need: their
@@ -53,9 +53,9 @@ import (
 // Per-iteration cost: that of the squared-loss ADMM iteration (the u-solve,
 // G u from one product X u, the right-hand side Gᵀ(·) + Fᵀ(·) of the next
 // step from one product of a 4P×n stack with X, X v for the reported
-// objective: 16ndP flops plus the route's solve cost, see ADMM) plus O(nP)
-// elementwise work to form F u and fold Fᵀ(q − μ) into the stack, and O(n)
-// for the q-update (a few Newton steps per sample for BCE and logistic):
+// objective: 16ndP flops plus the route's solve cost, see ClosedForm) plus
+// O(nP) elementwise work to form F u and fold Fᵀ(q − μ) into the stack, and
+// O(n) for the q-update (a few Newton steps per sample for BCE and logistic):
 // the loss split costs no extra product with X.
 //
 // The stopping test is that of Boyd et al. (§3.3.1, tolerances o.AbsTol,

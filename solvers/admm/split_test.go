@@ -2,7 +2,6 @@ package admm
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"testing"
 
@@ -161,15 +160,8 @@ func TestADMMSplitResumeIsExact(t *testing.T) {
 		full.Step()
 		part.Step()
 	}
-	raw, err := json.Marshal(part.State)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st SplitState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatal(err)
-	}
-	res, err := NewSplit(p, o, &st)
+	st := savedState(t, part).(*SplitState)
+	res, err := NewSplit(p, o, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +179,12 @@ func TestADMMSplitResumeIsExact(t *testing.T) {
 			t.Fatalf("V[%d]: %v vs %v", q, full.State.V[q], res.State.V[q])
 		}
 	}
-	bad := st
+	bad := *st
 	bad.Q = bad.Q[:3]
 	if _, err := NewSplit(p, o, &bad); err == nil {
 		t.Error("truncated state accepted")
 	}
-	bad = st
+	bad = *st
 	bad.Rho = 0
 	if _, err := NewSplit(p, o, &bad); err == nil {
 		t.Error("ρ = 0 accepted")

@@ -125,7 +125,7 @@ func routeCosts(n, d, np int, counts []int) (woodbury, direct routeCost) {
 	return woodbury, direct
 }
 
-// cgCost is the cost model of route "cg": set-up M = I + XᵀX and its
+// cgCost is the cost model of RouteCG: set-up M = I + XᵀX and its
 // Cholesky factor (2nd² + d³/3); per iteration cgTypical CG steps, each
 // a product with A_m (Φx and Φᵀt: 4ndP, B_P x: 2Pd²) and the
 // preconditioner (two triangular solves with L_M: 2Pd²).
@@ -140,7 +140,7 @@ func cgCost(n, d, np int) routeCost {
 const cgTypical = 15
 
 // chooseRoute picks the route of least set-up + horizon × iteration
-// cost. Route "cg" must beat both factored routes by half: it solves the
+// cost. RouteCG must beat both factored routes by half: it solves the
 // u-update inexactly, with tolerances that tighten as 1/k², so it is taken
 // only for short runs on large data, where factoring costs more than all
 // the iterations.
@@ -156,8 +156,8 @@ func chooseRoute(w, dr, cg routeCost, horizon int) Route {
 	return route
 }
 
-// newADMMSystem factors the u-update system for the given route ("" chooses
-// by routeCosts over horizon iterations).
+// newSystem factors the u-update system for the given route (RouteAuto
+// chooses by routeCosts over horizon iterations).
 func newSystem(x blas64.General, pats solvers.Patterns, rho float64, route Route, horizon int) (*system, error) {
 	n, d, np := x.Rows, x.Cols, len(pats)
 	s := &system{n: n, d: d, np: np, rho: rho, x: x}
@@ -327,7 +327,7 @@ func (s *system) factorDirect(xt, mm []float64, masks []uint64, words int) error
 	return nil
 }
 
-// setupCG keeps M = I + XᵀX and allocates the workspaces of route "cg".
+// setupCG keeps M = I + XᵀX and allocates the workspaces of RouteCG.
 func (s *system) setupCG(m []float64) {
 	n, d, np := s.n, s.d, s.np
 	s.mfull = m
@@ -337,7 +337,7 @@ func (s *system) setupCG(m []float64) {
 }
 
 // cgTol returns the relative residual ‖e − A_m m‖ ≤ tol_k ‖e‖ at which
-// route "cg" stops at ADMM iteration k: tol_k = 10⁻²/(k+1)², summable, so
+// RouteCG stops at ADMM iteration k: tol_k = 10⁻²/(k+1)², summable, so
 // the inexact ADMM keeps the convergence of the exact one (Eckstein and
 // Bertsekas 1992, Theorem 8), floored at 10⁻¹²; cgMax caps the CG
 // iterations of one solve.
@@ -427,7 +427,7 @@ func dot(a, b []float64) float64 {
 }
 
 // solve overwrites b (2P×d row-major: rows b_1 … b_P, c_1 … c_P) with
-// A⁻¹ b. Route "cg" starts its iteration from warm (the current iterate u,
+// A⁻¹ b. RouteCG starts its iteration from warm (the current iterate u,
 // same layout: the m-part is m_i = u_i − z_i) and stops at the tolerance of
 // ADMM iteration k (cgTol). It allocates nothing beyond what the BLAS
 // does.

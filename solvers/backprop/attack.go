@@ -27,18 +27,16 @@ type AttackOptions struct {
 	// (appendix "FGSM and PGD Details"). FGSM ignores it (T = 1).
 	Steps int
 	// StepSize is the PGD step γ_p > 0; 0 means the paper's ε/30 for
-	// "inf" and 2.5ε/T for "2" (Madry et al.'s choice). FGSM ignores it
-	// (γ_p = ε).
+	// solvers.LInf and 2.5ε/T for solvers.L2 (Madry et al.'s choice). FGSM
+	// ignores it (γ_p = ε).
 	StepSize float64
 	// Loss is the loss ℓ the attack increases. The labels must suit it
 	// (Loss.Labels). The hinge loss is attacked through the paper's leaky
 	// hinge (see PGD).
-	Loss solvers.
-		// Clip, if not nil, is a box [lo, hi] every perturbed input value must
-		// also stay in (for example [0, 1] for pixels); the clean data must lie
-		// in it.
-		Loss
-
+	Loss solvers.Loss
+	// Clip, if not nil, is a box [lo, hi] every perturbed input value must
+	// also stay in (for example [0, 1] for pixels); the clean data must lie
+	// in it.
 	Clip *[2]float64
 	// KeepBest makes PGD (and FGSM) return, per data point, the iterate
 	// x̃^t, t = 0 … T, of largest loss instead of the last one x̃^T, the usual
@@ -189,7 +187,7 @@ func (v *reluNet) forward(x blas64.General, z, yhat []float64) {
 
 // attackSlope returns the sign-carrying factor s_k of the input gradient
 // ∇_x ℓ_k = s_k ∂ŷ_k/∂x, up to the loss's positive normalization (1 or 1/n):
-// ŷ − y (squared), c σ(c ŷ) with c from MarginScale (BCE, logistic), and
+// ŷ − y (squared), c σ(c ŷ) with c from Loss.MarginScale (BCE, logistic), and
 // −y for the hinge loss through the paper's leaky hinge
 // max{ζ(1 − yŷ), 1 − yŷ}, ζ → 0+, whose direction is −y ∂ŷ/∂x everywhere.
 func attackSlope(l solvers.Loss, yhat, y float64) float64 {
@@ -241,10 +239,10 @@ func newAttacker(rows, d0, m int, keepBest bool) *attacker {
 //	x̃^0 = x,  x̃^{t+1} = Π(x̃^t + γ_p · dir(∇_x ℓ(f(x̃^t), y))),  t = 0 … T−1,
 //
 // with dir = sgn (entrywise, sgn 0 = 0) and Π the projection onto
-// {‖x̃ − x‖_∞ ≤ ε} by clipping for "inf", dir(g) = g/‖g‖₂ (no move where
-// g = 0) and Π the radial projection onto {‖x̃ − x‖₂ ≤ ε} for "2", each
-// followed by clipping to the Clip box. The gradients of all rows come from
-// two matrix products per step: Z = X̃U₀ + 1bᵀ, then
+// {‖x̃ − x‖_∞ ≤ ε} by clipping for solvers.LInf, dir(g) = g/‖g‖₂ (no move
+// where g = 0) and Π the radial projection onto {‖x̃ − x‖₂ ≤ ε} for
+// solvers.L2, each followed by clipping to the Clip box. The gradients of
+// all rows come from two matrix products per step: Z = X̃U₀ + 1bᵀ, then
 // ∇ = G U₀ᵀ with G_kj = s_k α_j 1[Z_kj > 0] (s_k from attackSlope).
 func (a *attacker) run(v *reluNet, x blas64.General, y []float64, p *attackParams, xt blas64.General) {
 	rows, d0, m := x.Rows, x.Cols, len(v.alpha)
@@ -416,26 +414,26 @@ func attack(net *solvers.Network, x *mat.Dense, y []float64, o AttackOptions, fg
 }
 
 // FGSM returns the fast-gradient-sign perturbation of the rows of x (raw
-// features; with net.Bias the network appends the 1 itself, as Predict
-// does): one step of size ε from x,
+// features; with net.Bias the network appends the 1 itself, as
+// Network.Predict does): one step of size ε from x,
 //
 //	x̃ = Π(x + ε sgn(∇_x ℓ(f(x), y))),
 //
-// the special case T = 1, γ_p = ε of eq. (PGD) (the "2" norm steps
+// the special case T = 1, γ_p = ε of eq. (PGD) (solvers.L2 steps
 // ε ∇/‖∇‖₂). Steps and StepSize are ignored. See PGD for the gradient.
 func FGSM(net *solvers.Network, x *mat.Dense, y []float64, o AttackOptions) (*mat.Dense, error) {
 	return attack(net, x, y, o, true)
 }
 
 // PGD returns the projected-gradient-ascent perturbation of the rows of x
-// (raw features, as for Predict) of eq. (PGD):
+// (raw features, as for Network.Predict) of eq. (PGD):
 //
 //	x̃^0 = x,  x̃^{t+1} = Π_{B_ε(x)}(x̃^t + γ_p sgn(∇_x ℓ(Σ_j (x̃^tᵀ u_j)_+ α_j, y))),  t = 0 … T−1,
 //
-// returning x̃^T (or the best iterate with KeepBest). For the "2" norm the
+// returning x̃^T (or the best iterate with KeepBest). For solvers.L2 the
 // step is γ_p ∇/‖∇‖₂ and Π scales δ = x̃ − x back to ‖δ‖₂ = ε when longer;
-// for "inf" Π clips each coordinate to [x_i − ε, x_i + ε]. The Clip box is
-// applied after Π. The gradient through the ReLU takes the subgradient
+// for solvers.LInf Π clips each coordinate to [x_i − ε, x_i + ε]. The Clip
+// box is applied after Π. The gradient through the ReLU takes the subgradient
 // 1[x̃ᵀu_j > 0]: ∇_x ℓ_k = s_k Σ_{j: x̃_kᵀu_j > 0} α_j u_j (without the bias
 // entry), s_k = ℓ'(ŷ_k). For the hinge loss s_k = −y_k, the direction of the
 // leaky hinge max{ζ(1 − yŷ), 1 − yŷ}, ζ → 0+ (appendix "FGSM and PGD
@@ -446,8 +444,8 @@ func PGD(net *solvers.Network, x *mat.Dense, y []float64, o AttackOptions) (*mat
 	return attack(net, x, y, o, false)
 }
 
-// RobustAccuracy returns the accuracy (Accuracy: f ≥ 0 predicts y > 0) of
-// net on x: for NoAdversary on x itself (the clean accuracy), for
+// RobustAccuracy returns the accuracy (solvers.Accuracy: f ≥ 0 predicts
+// y > 0) of net on x: for NoAdversary on x itself (the clean accuracy), for
 // FGSMAdversary and PGDAdversary on the perturbed inputs FGSM(net, x, y, o)
 // and PGD(net, x, y, o). The options are not read for NoAdversary.
 func RobustAccuracy(net *solvers.Network, x *mat.Dense, y []float64, adv Adversary, o AttackOptions) (float64, error) {

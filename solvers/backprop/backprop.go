@@ -25,11 +25,9 @@ type Options struct {
 	// (the hidden biases are in u_j, as in the paper's bias-absorbing X).
 	Beta float64
 	// Loss is the training loss; the labels must suit it (Loss.Labels).
-	Loss solvers.
-		// Optimizer is "adam" (or "", Kingma and Ba with β₁ = 0.9, β₂ = 0.999,
-		// ε = 1e-8) or "sgd" (plain gradient steps).
-		Loss
-
+	Loss solvers.Loss
+	// Optimizer is Adam (or "", Kingma and Ba with β₁ = 0.9, β₂ = 0.999,
+	// ε = 1e-8) or SGD (plain gradient steps).
 	Optimizer Optimizer
 	// LearningRate is the step size > 0; 0 means 1e-3 for Adam and 1e-2
 	// for SGD. The squared loss is a sum (½Σ_k), so its gradient grows
@@ -52,7 +50,7 @@ type Options struct {
 	// overwritten with Loss: the adversary increases the training loss.
 	Attack AttackOptions
 	// Bias appends a constant 1 to every input: U gets a last row of hidden
-	// biases, as Network with Bias.
+	// biases, as solvers.Network with Bias.
 	Bias bool
 }
 
@@ -82,16 +80,16 @@ type Step struct {
 	Epoch int
 	// Objective is l^{u,α} = ℓ(Σ_j (X u_j)_+ α_j, y) + (β/2)Σ_j(‖u_j‖² + α_j²)
 	// on the clean training data, eq. (nonconvex_general), as
-	// Program.NonconvexObjective computes it.
+	// solvers.Program.NonconvexObjective computes it.
 	Objective float64
 	// RobustObjective is the same on the training data perturbed by the
 	// adversary at the new weights, ℓ(Σ_j ((X + Δ)u_j)_+ α_j, y) + (β/2)Σ_j(…),
 	// the objective of eq. (robust_general) with the attack's Δ for the inner
 	// maximum; 0 without an adversary.
 	RobustObjective float64
-	// Accuracy and RobustAccuracy are the training accuracies (Accuracy) on
-	// the clean and the perturbed data (RobustAccuracy 0 without an
-	// adversary).
+	// Accuracy and RobustAccuracy are the training accuracies
+	// (solvers.Accuracy) on the clean and the perturbed data
+	// (RobustAccuracy 0 without an adversary).
 	Accuracy, RobustAccuracy float64
 	// Seconds is the wall time of the step, EvalSeconds the part of it
 	// spent on the reported quantities (one forward pass over the data and,
@@ -107,7 +105,7 @@ type Step struct {
 // number of Adam updates since the moments were zero). Each epoch's shuffle
 // is drawn from a generator seeded with (Seed, Epoch), so no generator state
 // is stored: a run resumed from a saved state takes exactly, bitwise, the
-// steps of an uninterrupted one (within one build, as ADMMState).
+// steps of an uninterrupted one (within one build, as the admm states).
 type State struct {
 	Epoch    int
 	AdamStep int
@@ -126,7 +124,7 @@ const (
 	adamEps   = 1e-8
 )
 
-// Backprop trains the two-layer ReLU network f(x) = Σ_j (xᵀu_j)_+ α_j by
+// Trainer trains the two-layer ReLU network f(x) = Σ_j (xᵀu_j)_+ α_j by
 // minibatch gradient descent (SGD or Adam) on eq. (nonconvex_general), or,
 // with an adversary, on eq. (robust_general) with FGSM or PGD for the inner
 // maximum. Per minibatch B of b rows (X_B, y_B), with Z = X_B U₀ + 1 bᵀ and
@@ -139,7 +137,7 @@ const (
 // −y 1[yŷ < 1]. The initialization is He et al.'s: U₀ entries N(0, 2/d0),
 // biases 0, α_j ∼ N(0, 1/m), from PCG(Seed, bpInitStream).
 //
-// Backprop is not safe for concurrent use; x and y must not change after
+// Trainer is not safe for concurrent use; x and y must not change after
 // New, nor State between steps (to start from another state, call
 // New with it).
 type Trainer struct {
@@ -436,7 +434,7 @@ func (b *Trainer) gradient(in blas64.General, y []float64) {
 }
 
 // trainSlope is ℓ'(ŷ_k) without the loss's normalization: ŷ − y (squared),
-// −y 1[yŷ < 1] (hinge subgradient), c σ(cŷ) (BCE, logistic; MarginScale).
+// −y 1[yŷ < 1] (hinge subgradient), c σ(cŷ) (BCE, logistic; Loss.MarginScale).
 func trainSlope(l solvers.Loss, yhat, y float64) float64 {
 	switch l {
 	case solvers.SquaredLoss:
@@ -516,9 +514,10 @@ func (b *Trainer) regularizer() float64 {
 	return b.Options.Beta / 2 * s
 }
 
-// Network returns a copy of the current weights as a Network (Bias as in
-// the options), the type the convex methods recover, so Predict, Accuracy,
-// FGSM, PGD, RobustAccuracy and Program.NonconvexObjective apply to it.
+// Network returns a copy of the current weights as a solvers.Network (Bias
+// as in the options), the type the convex methods recover, so
+// Network.Predict, solvers.Accuracy, FGSM, PGD, RobustAccuracy and
+// solvers.Program.NonconvexObjective apply to it.
 func (b *Trainer) Network() *solvers.Network {
 	return &solvers.Network{U: mat.NewDense(b.d, b.m, slices.Clone(b.State.U)), Alpha: slices.Clone(b.State.Alpha), Bias: b.Options.Bias}
 }

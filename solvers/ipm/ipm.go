@@ -80,7 +80,7 @@ func (o Options) resolve() (Options, error) {
 	return o, nil
 }
 
-// Result is the outcome of Solve.
+// Result is the outcome of Solve and SolveRobust.
 type Result struct {
 	Status     Status
 	Weights    solvers.Weights // v_i, w_i

@@ -29,14 +29,14 @@ import (
 // interior-point method can stall on nearly degenerate patterns), the group
 // is set to zero, which is always feasible.
 //
-// A first-order solver such as ADMMRobust meets the robust constraints only
+// A first-order solver such as admm.Robust meets the robust constraints only
 // to its primal residual, so the network recovered from its iterate is not
-// certified (CertifiedPoints) at the points where some neuron's margin is
-// within that residual; after this restoration every training point is
-// certified, because a robust-feasible group has margin ≥ 0 at every point.
-// The change to the robust objective is of the order of the violation; the
-// caller can measure it with RobustObjective. The number of groups changed
-// is returned.
+// certified (solvers.CertifiedPoints) at the points where some neuron's
+// margin is within that residual; after this restoration every training
+// point is certified, because a robust-feasible group has margin ≥ 0 at
+// every point. The change to the robust objective is of the order of the
+// violation; the caller can measure it with solvers.RobustObjective. The
+// number of groups changed is returned.
 func RestoreRobust(ctx context.Context, p *solvers.Program, wt solvers.Weights, pert solvers.Perturbation) (solvers.Weights, int, error) {
 	if err := p.CheckRobust(wt, pert); err != nil {
 		return solvers.Weights{}, 0, err

@@ -14,12 +14,12 @@ import (
 // SolveRobust solves the robust convex training program of section
 // "Convex Adversarial Training" for the hinge and the squared loss as a
 // dense cone QP with SolveConeQP: the ground truth for small instances.
-// Notation as in robust.go: u_j (j = 1 … 2P) are the groups v_1 … v_P,
-// w_1 … w_P with pattern i(j) and sign σ_j = ±1 in the prediction,
+// Notation as in solvers/robust.go: u_j (j = 1 … 2P) are the groups
+// v_1 … v_P, w_1 … w_P with pattern i(j) and sign σ_j = ±1 in the prediction,
 // S_i = 2D_i − I, f the number of perturbed features (d − 1 with a bias,
 // whose entry the adversary does not touch), u^f the first f entries,
 // g_k = Σ_i d_ik (v_i − w_i), ŷ_k = x_kᵀ g_k, and ‖·‖_* the dual norm of
-// pert (‖·‖₁ for "inf", ‖·‖₂ for "2", ‖·‖_∞ for "1").
+// pert (‖·‖₁ for solvers.LInf, ‖·‖₂ for solvers.L2, ‖·‖_∞ for solvers.L1).
 //
 // The hinge loss is eq. (hinge_adv_D) (eq. hinge_adv_D_lp for the ℓ_p
 // sets), the cone LP
@@ -38,17 +38,17 @@ import (
 //
 // so that at the optimum z_k = |ŷ_k − y_k| + ε‖g_k^f‖_* (the paper's
 // rotated cone a ≥ ½‖z‖² is the quadratic objective here). The dual-norm
-// epigraphs ρ ≥ ‖e‖_* of an f-vector e are, for "inf", auxiliaries
-// −a ≤ e ≤ a with ρ = 1ᵀa; for "2", the cone (ρ, e) ∈ Q^{f+1}; for "1", a
-// scalar ρ with −ρ ≤ e_l ≤ ρ. With ε = 0 (or no perturbed feature) the
-// epigraphs are left out and the program is Solve's.
+// epigraphs ρ ≥ ‖e‖_* of an f-vector e are, for solvers.LInf, auxiliaries
+// −a ≤ e ≤ a with ρ = 1ᵀa; for solvers.L2, the cone (ρ, e) ∈ Q^{f+1}; for
+// solvers.L1, a scalar ρ with −ρ ≤ e_l ≤ ρ. With ε = 0 (or no perturbed
+// feature) the epigraphs are left out and the program is Solve's.
 //
-// The returned Objective is RobustObjective(p, Weights, pert), and Weights
-// has Solve's layout. When the solver reports Optimal its primal
+// The returned Objective is solvers.RobustObjective(p, Weights, pert), and
+// Weights has Solve's layout. When the solver reports Optimal its primal
 // objective must agree with that value to max(10⁻⁶, 100·Tol) relative;
 // otherwise SolveRobust returns an error, since the cone program and
-// robust.go would then disagree about the robust objective. Only the hinge
-// and the squared loss are cone programs; other losses are refused. The
+// solvers/robust.go would then disagree about the robust objective. Only the
+// hinge and the squared loss are cone programs; other losses are refused. The
 // program has 2Pd + 2P + n variables plus the epigraph auxiliaries and about
 // 2Pn + 2n cone rows, and every iteration factors a dense normal matrix, so
 // this is meant for small n and P.

@@ -421,7 +421,7 @@ func (p *BCELasso) beta() float64               { return p.Beta }
 func (p *FeatureLasso) features() FeatureMatrix { return p.H }
 func (p *FeatureLasso) beta() float64           { return p.Beta }
 
-// fistaFM is FISTA with backtracking and restart (as FISTA in scp.go) for a
+// fistaFM is FISTA with backtracking and restart (as FISTA in lasso.go) for a
 // smooth loss of Hα plus β‖α‖₁ with H a FeatureMatrix, arranged for feature
 // matrices too large for cache, where every product with H is a pass over
 // memory: one iteration costs one product Hᵀv and one product Hz (plus one
