@@ -138,13 +138,9 @@ func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Pertur
 	if s.Clean, err = prog.Objective(res.Weights); err != nil {
 		return nil, err
 	}
-	if s.Network, err = prog.Recover(res.Weights); err != nil {
+	if err := s.recover(t0); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
-		return nil, err
-	}
-	s.Seconds = time.Since(t0).Seconds()
 	if s.Status != "optimal" {
 		return s, fmt.Errorf("cvx: robust interior-point method ended %s (robust objective %.8g, %v)", s.Status, s.Objective, pert)
 	}

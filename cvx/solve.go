@@ -88,15 +88,25 @@ func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*So
 	if s.Violation, err = prog.Violation(res.Weights); err != nil {
 		return nil, err
 	}
-	if s.Network, err = prog.Recover(res.Weights); err != nil {
+	if err := s.recover(t0); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
-		return nil, err
-	}
-	s.Seconds = time.Since(t0).Seconds()
 	if s.Status != "optimal" {
 		return s, fmt.Errorf("cvx: interior-point method ended %s (objective %.8g)", s.Status, s.Objective)
 	}
 	return s, nil
+}
+
+// recover sets the solution's network (solvers.Program.Recover), its clean
+// non-convex objective l^{u,α} and the time since t0.
+func (s *Solution) recover(t0 time.Time) error {
+	var err error
+	if s.Network, err = s.Program.Recover(s.Weights); err != nil {
+		return err
+	}
+	if s.Nonconvex, err = s.Program.NonconvexObjective(s.Network); err != nil {
+		return err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	return nil
 }

@@ -733,7 +733,6 @@ type cvxbCVXOPTOut struct {
 
 // cvxbRunCVXOPT runs the CVXOPT script on p.
 func cvxbRunCVXOPT(ctx context.Context, p *solvers.Program, cfg CVXOPTConfig, j cvxbJudge) (*cvxbCVXOPTOut, error) {
-	n, d, _ := p.Dims()
 	in := struct {
 		X         [][]float64 `json:"X"`
 		Y         []float64   `json:"y"`
@@ -748,18 +747,7 @@ func cvxbRunCVXOPT(ctx context.Context, p *solvers.Program, cfg CVXOPTConfig, j 
 		MaxK      int         `json:"max_k"`
 	}{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta, PStar: j.pstar, Target: j.target, ViolScale: j.scale,
 		ViolTol: j.violTol, Runs: cfg.Runs, MaxK: 200}
-	for k := 0; k < n; k++ {
-		in.X = append(in.X, append([]float64(nil), p.X.RawRowView(k)[:d]...))
-	}
-	for _, pat := range p.D {
-		row := make([]int, n)
-		for k, on := range pat {
-			if on {
-				row[k] = 1
-			}
-		}
-		in.D = append(in.D, row)
-	}
+	in.X, in.D = p.Table()
 	js, err := json.Marshal(in)
 	if err != nil {
 		return nil, err

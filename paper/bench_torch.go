@@ -198,21 +198,18 @@ func BenchTorch(ctx context.Context, exps []*Experiment, size Size, opts TorchOp
 	}
 	start := time.Now()
 	dir := filepath.Join(outDir, "torch")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	state, done, err := openOutDir(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
+	defer done()
 
 	res := torchBenchResult{Benchmark: "torch", Size: string(size), Started: start.UTC(), TorchVersion: version, Options: opts,
 		Host: thisHost(), Definitions: torchDefinitions}
 	fmt.Fprintf(stdout, "== bench torch (size %s): PyTorch %s (%s, %s, %d threads, OMP_WAIT_POLICY=%s) against our ADMM; learning rates %s\n",
 		size, version, opts.Python, opts.DType, opts.Threads, opts.OMPWaitPolicy, FormatLRs(opts.LRs))
 	for _, e := range exps {
-		r, err := benchTorchExperiment(ctx, cvx.RunDir(state), e, size, opts, stdout)
+		r, err := benchTorchExperiment(ctx, state, e, size, opts, stdout)
 		if err != nil {
 			return fmt.Errorf("bench torch: %s: %w", e.Name, err)
 		}

@@ -251,19 +251,11 @@ func runComplexitySettings(ctx context.Context, size Size, s complexitySettings,
 		return fmt.Errorf("settings %+v: need runs, iterations and both grids", s)
 	}
 	dir := filepath.Join(outDir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	state, done, err := openOutDir(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
-	// A report of an earlier run would not match the partial result.json
-	// an interruption leaves: it goes now, the new one comes at the end.
-	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil && !os.IsNotExist(err) {
-		return err
-	}
+	defer done()
 
 	fmt.Fprintf(stdout, "== %s (size %s, %d run(s) per point): %s\n", name, size, s.Runs, title)
 	sp, err := data.Paper(ctx, s.Dataset, data.DefaultSource(), data.PlusMinus)
@@ -281,7 +273,7 @@ func runComplexitySettings(ctx context.Context, size Size, s complexitySettings,
 	res := &complexityResult{Experiment: name, Title: title, Size: string(size), Settings: s, TrainImages: n, ValImages: len(sp.Test.Y), Dim: d,
 		DataNotes: sp.Notes, Paper: PaperTable{Head: []string{"Claim", "The paper"}, Rows: complexityClaims}, Started: start.UTC(),
 		Host: thisHost(), Definitions: complexityDefinitions}
-	job := &complexityJob{dir: cvx.RunDir(state), s: s, train: sp.Train, val: sp.Test, stdout: stdout, done: make(map[[2]int]complexityPoint)}
+	job := &complexityJob{dir: state, s: s, train: sp.Train, val: sp.Test, stdout: stdout, done: make(map[[2]int]complexityPoint)}
 
 	// One untimed solve of the smallest point first, so that the first
 	// timed point does not pay for the BLAS threads' start and the first

@@ -79,22 +79,14 @@ func Load(ctx context.Context, s Settings) (*Sets, Settings, error) {
 func (e *Experiment) runTable(ctx context.Context, size Size, runs int, outDir string, stdout io.Writer) error {
 	start := time.Now()
 	dir := filepath.Join(outDir, e.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	state, err := os.MkdirTemp(dir, "state-")
+	state, done, err := openOutDir(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(state)
-	// A report of an earlier run would not match the partial result.json
-	// an interruption leaves: it goes now, the new one comes at the end.
-	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil && !os.IsNotExist(err) {
-		return err
-	}
+	defer done()
 
 	fmt.Fprintf(stdout, "== %s (size %s): %s\n", e.Name, size, e.Title)
-	t, err := StartTable(ctx, e, size, runs, cvx.RunDir(state), filepath.Join(dir, "result.json"))
+	t, err := StartTable(ctx, e, size, runs, state, filepath.Join(dir, "result.json"))
 	if err != nil {
 		return err
 	}
@@ -128,6 +120,25 @@ func heldOut(sets *Sets) int {
 		return 0
 	}
 	return len(sets.Holdout.Y)
+}
+
+// openOutDir prepares an experiment's output directory dir: it creates it,
+// removes the report of an earlier run (which would not match the partial
+// result.json an interruption leaves; the new one comes at the end) and
+// makes a temporary directory in it for the cvx runs' state, which done
+// removes.
+func openOutDir(dir string) (state cvx.RunDir, done func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := os.Remove(filepath.Join(dir, "report.html")); err != nil && !os.IsNotExist(err) {
+		return "", nil, err
+	}
+	tmp, err := os.MkdirTemp(dir, "state-")
+	if err != nil {
+		return "", nil, err
+	}
+	return cvx.RunDir(tmp), func() { os.RemoveAll(tmp) }, nil
 }
 
 // writeJSON writes v, indented, to path.

@@ -16,6 +16,26 @@ type Pattern []bool
 // Patterns is the list D_1 … D_P of the convex program.
 type Patterns []Pattern
 
+// Table returns the program's data as plain rows, the form JSON files and
+// independent solvers take: X (n×d, with the bias column when the program
+// has one) and the patterns D_1 … D_P as rows of 0/1 over the n points.
+func (p *Program) Table() (x [][]float64, d [][]int) {
+	n, c := p.X.Dims()
+	for k := 0; k < n; k++ {
+		x = append(x, append([]float64(nil), p.X.RawRowView(k)[:c]...))
+	}
+	for _, pat := range p.D {
+		row := make([]int, len(pat))
+		for k, on := range pat {
+			if on {
+				row[k] = 1
+			}
+		}
+		d = append(d, row)
+	}
+	return x, d
+}
+
 // Program is the convex training program of eq. (convex_general), or its
 // sampled version eq. (prac_clean):
 //
@@ -160,20 +180,31 @@ func (p *Program) Violation(wt Weights) (float64, error) {
 	if err := p.checkWeights(wt); err != nil {
 		return 0, err
 	}
+	return p.violation(wt, nil, nil), nil
+}
+
+// violation returns max_{i,k} of (radV_i − (2D_i[k] − 1) x_kᵀ v_i)_+ and the
+// same for w_i: the largest violation of the cone constraints (radii nil,
+// that is 0) or of the robust ones (eq. robust_constraint, radii ε‖·^f‖_*).
+func (p *Program) violation(wt Weights, radV, radW []float64) float64 {
 	var zv, zw mat.Dense
 	zv.Mul(p.X, wt.V.T())
 	zw.Mul(p.X, wt.W.T())
 	var worst float64
 	for i, di := range p.D {
+		var rv, rw float64
+		if radV != nil {
+			rv, rw = radV[i], radW[i]
+		}
 		for k, on := range di {
 			s := -1.0
 			if on {
 				s = 1
 			}
-			worst = math.Max(worst, math.Max(-s*zv.At(k, i), -s*zw.At(k, i)))
+			worst = math.Max(worst, math.Max(rv-s*zv.At(k, i), rw-s*zw.At(k, i)))
 		}
 	}
-	return worst, nil
+	return worst
 }
 
 // RecoveryTol is the one rule of weight recovery: a group (v_i or w_i) whose

@@ -339,20 +339,7 @@ func RobustViolation(p *Program, wt Weights, pert Perturbation) (float64, error)
 		radV[i] = pert.Eps * kind.Dual(wt.V.RawRowView(i)[:f])
 		radW[i] = pert.Eps * kind.Dual(wt.W.RawRowView(i)[:f])
 	}
-	var zv, zw mat.Dense
-	zv.Mul(p.X, wt.V.T())
-	zw.Mul(p.X, wt.W.T())
-	var worst float64
-	for i, di := range p.D {
-		for k, on := range di {
-			s := -1.0
-			if on {
-				s = 1
-			}
-			worst = math.Max(worst, math.Max(radV[i]-s*zv.At(k, i), radW[i]-s*zw.At(k, i)))
-		}
-	}
-	return worst, nil
+	return p.violation(wt, radV, radW), nil
 }
 
 // WorstCase returns the worst-case perturbations Δ* (n×f, row k is δ_k*, the

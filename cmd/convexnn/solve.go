@@ -408,15 +408,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	res.V, res.W = rows(wt.V), rows(wt.W)
-	for _, pat := range p.D {
-		row := make([]int, len(pat))
-		for k, on := range pat {
-			if on {
-				row[k] = 1
-			}
-		}
-		res.D = append(res.D, row)
-	}
+	_, res.D = p.Table()
 	res.Network = networkOf(net)
 	return writeResult(stdout, *out, func() (resultJSON, error) { return res, nil })
 }

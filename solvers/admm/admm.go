@@ -327,6 +327,21 @@ type Step struct {
 	Seconds float64
 }
 
+// residuals returns the step of iteration iter with the residuals and the
+// thresholds of the stopping test of Boyd et al. (§3.3.1) for the splitting
+// u = v, Gu = s (ClosedForm, RBCD), from the squared norms ru = ‖u − v‖²,
+// rs = ‖Gu − s‖², rd = ‖Δv + GᵀΔs‖², uu = ‖u‖², ngu = ‖Gu‖², vv = ‖v‖²,
+// ns = ‖s‖² and nlam = ‖λ + Gᵀν‖² over pd2 = 2dP and pn2 = 2nP entries.
+func residuals(iter int, rho float64, o *Options, pd2, pn2 int, ru, rs, rd, uu, ngu, vv, ns, nlam float64) Step {
+	return Step{
+		Iter:           iter,
+		PrimalResidual: math.Sqrt(ru + rs),
+		DualResidual:   rho * math.Sqrt(rd),
+		PrimalTol:      math.Sqrt(float64(pd2+pn2))*o.AbsTol + o.RelTol*math.Sqrt(math.Max(uu+ngu, vv+ns)),
+		DualTol:        math.Sqrt(float64(pd2))*o.AbsTol + o.RelTol*rho*math.Sqrt(nlam),
+	}
+}
+
 // residualsConverged is the residual test of Boyd et al. (§3.3.1).
 func (s Step) residualsConverged() bool {
 	return s.Iter > 0 && s.PrimalResidual <= s.PrimalTol && s.DualResidual <= s.DualTol
@@ -363,6 +378,9 @@ type Solver interface {
 // state into.
 type State interface {
 	variant() Variant
+	// check reports a state that does not fit a program of n points, d
+	// features and P patterns, or is not finite; a nil state passes.
+	check(n, d, np int) error
 }
 
 func (*ClosedFormState) variant() Variant { return VariantClosedForm }
@@ -450,10 +468,60 @@ func Solve(ctx context.Context, s Solver, maxIter int, onStep func(Step) bool) (
 	return hist, nil
 }
 
-// checkProgram is the first check of every constructor.
-func checkProgram(p *solvers.Program, v Variant) error {
+// prologue is what every constructor checks first: the program and its
+// loss for the variant, the options (returned with their defaults filled
+// in) and the saved state st (nil for none) against the program.
+func prologue(p *solvers.Program, v Variant, o Options, st State) (Options, error) {
 	if p == nil {
-		return fmt.Errorf("admm: %s: no program", v.title())
+		return o, fmt.Errorf("admm: %s: no program", v.title())
 	}
-	return p.Validate()
+	if err := p.Validate(); err != nil {
+		return o, err
+	}
+	switch {
+	case v == VariantClosedForm && p.Loss != solvers.SquaredLoss:
+		return o, fmt.Errorf("admm: the closed-form u-update (eq. uupdate) solves the squared loss only; the %v loss needs the split or the RBCD variant", p.Loss)
+	case v == VariantRBCD && !p.Loss.Smooth():
+		return o, fmt.Errorf("admm: ADMM-RBCD needs a smooth loss (squared, bce, logistic); the %v loss has no gradient: use the split variant", p.Loss)
+	}
+	o, err := o.resolve(v, p)
+	if err != nil {
+		return o, err
+	}
+	if st != nil {
+		n, d, np := p.Dims()
+		return o, st.check(n, d, np)
+	}
+	return o, nil
+}
+
+// stateVector is one vector of a saved state and its required length.
+type stateVector struct {
+	name string
+	v    []float64
+	want int
+}
+
+// checkState checks a saved state of variant v: its iteration count, its ρ
+// (rho nil for the variants whose ρ is fixed), the lengths of its vectors
+// for a program of n points, d features and P patterns, and that they are
+// finite; it names what is wrong.
+func checkState(v Variant, iter int, rho *float64, n, d, np int, vecs []stateVector) error {
+	if iter < 0 {
+		return fmt.Errorf("admm: saved %s state has iteration %d < 0", v.title(), iter)
+	}
+	if rho != nil && (!(*rho > 0) || math.IsInf(*rho, 0)) {
+		return fmt.Errorf("admm: saved %s state has ρ = %v, need 0 < ρ < ∞", v.title(), *rho)
+	}
+	for _, c := range vecs {
+		if len(c.v) != c.want {
+			return fmt.Errorf("admm: saved %s state has %d entries in %s, the program (n=%d, d=%d, P=%d) needs %d", v.title(), len(c.v), c.name, n, d, np, c.want)
+		}
+		for q, x := range c.v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("admm: saved %s state has %s[%d] = %v", v.title(), c.name, q, x)
+			}
+		}
+	}
+	return nil
 }

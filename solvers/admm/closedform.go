@@ -1,7 +1,6 @@
 package admm
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -107,22 +106,11 @@ type iterProfile struct {
 // NewClosedForm validates p, factors the u-update system once and starts at zero,
 // or continues from the saved state st.
 func NewClosedForm(p *solvers.Program, o Options, st *ClosedFormState) (*ClosedForm, error) {
-	if err := checkProgram(p, VariantClosedForm); err != nil {
-		return nil, err
-	}
-	if p.Loss != solvers.SquaredLoss {
-		return nil, fmt.Errorf("admm: the closed-form u-update (eq. uupdate) solves the squared loss only; the %v loss needs the split or the RBCD variant", p.Loss)
-	}
-	o, err := o.resolve(VariantClosedForm, p)
+	o, err := prologue(p, VariantClosedForm, o, st)
 	if err != nil {
 		return nil, err
 	}
 	n, d, np := p.Dims()
-	if st != nil {
-		if err := st.check(n, d, np); err != nil {
-			return nil, err
-		}
-	}
 	t0 := now()
 	x := p.X.RawMatrix()
 	sys, err := newSystem(x, p.D, o.Rho, o.Route, o.MaxIter)
@@ -178,24 +166,15 @@ func NewClosedForm(p *solvers.Program, o Options, st *ClosedFormState) (*ClosedF
 }
 
 func (st *ClosedFormState) check(n, d, np int) error {
-	if st.Iter < 0 {
-		return fmt.Errorf("admm: saved ADMM state has iteration %d < 0", st.Iter)
+	if st == nil {
+		return nil
 	}
-	for _, f := range []struct {
-		name string
-		v    []float64
-		want int
-	}{{"U", st.U, 2 * d * np}, {"V", st.V, 2 * d * np}, {"Lambda", st.Lambda, 2 * d * np}, {"S", st.S, 2 * n * np}, {"Nu", st.Nu, 2 * n * np}} {
-		if len(f.v) != f.want {
-			return fmt.Errorf("admm: saved ADMM state has %d entries in %s, the program (n=%d, d=%d, P=%d) needs %d", len(f.v), f.name, n, d, np, f.want)
-		}
-		for q, v := range f.v {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("admm: saved ADMM state has %s[%d] = %v", f.name, q, v)
-			}
-		}
-	}
-	return nil
+	return checkState(VariantClosedForm, st.Iter, nil, n, d, np, st.vectors(n, d, np))
+}
+
+// vectors are the state's vectors and their lengths for the program.
+func (st *ClosedFormState) vectors(n, d, np int) []stateVector {
+	return []stateVector{{"U", st.U, 2 * d * np}, {"V", st.V, 2 * d * np}, {"Lambda", st.Lambda, 2 * d * np}, {"S", st.S, 2 * n * np}, {"Nu", st.Nu, 2 * n * np}}
 }
 
 // stackG fills a.stk with the rows (2D_j − I) s_j and (2D_j − I) ν_j.
@@ -345,14 +324,7 @@ func (a *ClosedForm) Step() Step {
 	a.gsn, a.gsNew = a.gsNew, a.gsn
 	st.Iter++
 
-	o := &a.Options
-	step := Step{
-		Iter:           st.Iter,
-		PrimalResidual: math.Sqrt(ru + rs),
-		DualResidual:   a.rho * math.Sqrt(rd),
-		PrimalTol:      math.Sqrt(float64(pd2+pn2))*o.AbsTol + o.RelTol*math.Sqrt(math.Max(uu+ngu, vv+ns)),
-		DualTol:        math.Sqrt(float64(pd2))*o.AbsTol + o.RelTol*a.rho*math.Sqrt(nlam),
-	}
+	step := residuals(st.Iter, a.rho, &a.Options, pd2, pn2, ru, rs, rd, uu, ngu, vv, ns, nlam)
 	step.ConvexObjective, step.NonconvexObjective, step.Violation = a.objectives()
 	step.Gap = math.Abs(step.NonconvexObjective - step.ConvexObjective)
 	step.Seconds = now() - t0

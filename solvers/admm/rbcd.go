@@ -174,22 +174,11 @@ type RBCD struct {
 // in (the default φ_0 depends on the program only, so a resumed solver
 // computes the same).
 func NewRBCD(p *solvers.Program, o Options, st *RBCDState) (*RBCD, error) {
-	if err := checkProgram(p, VariantRBCD); err != nil {
-		return nil, err
-	}
-	if !p.Loss.Smooth() {
-		return nil, fmt.Errorf("admm: ADMM-RBCD needs a smooth loss (squared, bce, logistic); the %v loss has no gradient: use the split variant", p.Loss)
-	}
-	n, d, np := p.Dims()
-	o, err := o.resolve(VariantRBCD, p)
+	o, err := prologue(p, VariantRBCD, o, st)
 	if err != nil {
 		return nil, err
 	}
-	if st != nil {
-		if err := st.check(n, d, np); err != nil {
-			return nil, err
-		}
-	}
+	n, d, np := p.Dims()
 	t0 := now()
 	a := &RBCD{Program: p, Options: o, n: n, d: d, np: np, nb: o.Blocks, innerMax: o.InnerMax,
 		rho: o.Rho, theta: o.Gamma / o.Rho, x: p.X.RawMatrix()}
@@ -237,7 +226,10 @@ func NewRBCD(p *solvers.Program, o Options, st *RBCDState) (*RBCD, error) {
 }
 
 func (st *RBCDState) check(n, d, np int) error {
-	if err := st.ClosedFormState.check(n, d, np); err != nil {
+	if st == nil {
+		return nil
+	}
+	if err := checkState(VariantRBCD, st.Iter, nil, n, d, np, st.ClosedFormState.vectors(n, d, np)); err != nil {
 		return err
 	}
 	if len(st.Lipschitz) != np {
@@ -707,16 +699,8 @@ func (a *RBCD) Step() Step {
 	a.gsn, a.gsNw = a.gsNw, a.gsn
 	st.Iter++
 
-	o := &a.Options
-	step := Step{
-		Iter:           st.Iter,
-		PrimalResidual: math.Sqrt(ru + rs),
-		DualResidual:   a.rho * math.Sqrt(rd),
-		PrimalTol:      math.Sqrt(float64(pd2+pn2))*o.AbsTol + o.RelTol*math.Sqrt(math.Max(uu+ngu, vv+ns)),
-		DualTol:        math.Sqrt(float64(pd2))*o.AbsTol + o.RelTol*a.rho*math.Sqrt(nlam),
-		InnerSteps:     inner,
-		InnerResidual:  res,
-	}
+	step := residuals(st.Iter, a.rho, &a.Options, pd2, pn2, ru, rs, rd, uu, ngu, vv, ns, nlam)
+	step.InnerSteps, step.InnerResidual = inner, res
 	step.ConvexObjective, step.NonconvexObjective, step.Violation = a.objectives()
 	step.Gap = math.Abs(step.NonconvexObjective - step.ConvexObjective)
 	step.Seconds = now() - t0

@@ -116,21 +116,12 @@ type RobustState struct {
 // CIFAR-10 program of Table 5 and on most, not all, test instances
 // (docs/performance.md).
 func NewRobust(p *solvers.Program, pert solvers.Perturbation, o Options, st *RobustState) (*Robust, error) {
-	if err := checkProgram(p, VariantRobust); err != nil {
-		return nil, err
-	}
 	if err := pert.Validate(); err != nil {
 		return nil, err
 	}
-	o, err := o.resolve(VariantRobust, p)
+	o, err := prologue(p, VariantRobust, o, st)
 	if err != nil {
 		return nil, err
-	}
-	n, d, np := p.Dims()
-	if st != nil {
-		if err := st.check(n, d, np); err != nil {
-			return nil, err
-		}
 	}
 	t0 := now()
 	r, err := newRobustWork(p, pert, o.Rho)
@@ -146,8 +137,11 @@ func NewRobust(p *solvers.Program, pert solvers.Perturbation, o Options, st *Rob
 }
 
 func (st *RobustState) check(n, d, np int) error {
+	if st == nil {
+		return nil
+	}
 	pd, pn := 2*np*d, 2*np*n
-	return checkState("robust ADMM", st.Iter, st.Rho, n, d, np, []stateVector{
+	return checkState(VariantRobust, st.Iter, &st.Rho, n, d, np, []stateVector{
 		{"U", st.U, pd}, {"V", st.V, pd}, {"Lambda", st.Lambda, pd}, {"R", st.R, pd}, {"Kappa", st.Kappa, pd},
 		{"S", st.S, pn}, {"Nu", st.Nu, pn}, {"Z", st.Z, n * d}, {"M", st.M, n * d}})
 }

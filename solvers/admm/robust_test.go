@@ -210,8 +210,8 @@ func TestADMMRobustRejectsBadInput(t *testing.T) {
 		{p, solvers.Perturbation{Eps: 0.1, Norm: "3"}, Options{}, nil, "norm"},
 		{p, solvers.Perturbation{Eps: 0.1}, Options{Rho: -1}, nil, "ρ"},
 		{p, solvers.Perturbation{Eps: 0.1}, Options{Rho: 1, Gamma: 2}, nil, "dual step"},
-		{p, solvers.Perturbation{Eps: 0.1}, Options{}, short, "Z has"},
-		{p, solvers.Perturbation{Eps: 0.1}, Options{}, nan, "Kappa[3] is NaN"},
+		{p, solvers.Perturbation{Eps: 0.1}, Options{}, short, "39 entries in Z"},
+		{p, solvers.Perturbation{Eps: 0.1}, Options{}, nan, "Kappa[3] = NaN"},
 	} {
 		if _, err := NewRobust(c.p, c.pert, c.o, c.st); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want an error with %q, got %v", c.want, err)

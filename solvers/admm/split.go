@@ -1,7 +1,6 @@
 package admm
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -90,19 +89,11 @@ type SplitState struct {
 // NewSplit validates p and o, factors the u-update system and starts
 // from zero (ρ = o.Rho), or from st.
 func NewSplit(p *solvers.Program, o Options, st *SplitState) (*Split, error) {
-	if err := checkProgram(p, VariantSplit); err != nil {
-		return nil, err
-	}
-	o, err := o.resolve(VariantSplit, p)
+	o, err := prologue(p, VariantSplit, o, st)
 	if err != nil {
 		return nil, err
 	}
 	n, d, np := p.Dims()
-	if st != nil {
-		if err := st.check(n, d, np); err != nil {
-			return nil, err
-		}
-	}
 	t0 := now()
 	x := p.X.RawMatrix()
 	sys, err := newSystem(x, p.D, 1, o.Route, o.MaxIter)
@@ -120,36 +111,12 @@ func NewSplit(p *solvers.Program, o Options, st *SplitState) (*Split, error) {
 }
 
 func (st *SplitState) check(n, d, np int) error {
-	return checkState("ADMM (loss split)", st.Iter, st.Rho, n, d, np, []stateVector{
+	if st == nil {
+		return nil
+	}
+	return checkState(VariantSplit, st.Iter, &st.Rho, n, d, np, []stateVector{
 		{"U", st.U, 2 * np * d}, {"V", st.V, 2 * np * d}, {"Lambda", st.Lambda, 2 * np * d},
 		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Q", st.Q, n}, {"Mu", st.Mu, n}})
-}
-
-// stateVector is one vector of a saved ADMM state and its required
-// length.
-type stateVector struct {
-	name string
-	v    []float64
-	want int
-}
-
-// checkState checks a saved state's iteration count, ρ and vectors
-// (length, finiteness) and names what is wrong.
-func checkState(solver string, iter int, rho float64, n, d, np int, vecs []stateVector) error {
-	if iter < 0 || !(rho > 0) || math.IsInf(rho, 0) {
-		return fmt.Errorf("admm: %s state: iteration %d, ρ = %v", solver, iter, rho)
-	}
-	for _, c := range vecs {
-		if len(c.v) != c.want {
-			return fmt.Errorf("admm: %s state: %s has %d entries, the program needs %d (n=%d, d=%d, P=%d)", solver, c.name, len(c.v), c.want, n, d, np)
-		}
-		for q, v := range c.v {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("admm: %s state: %s[%d] is %v", solver, c.name, q, v)
-			}
-		}
-	}
-	return nil
 }
 
 // sync exposes the solver's vectors in State (shared, not copied).

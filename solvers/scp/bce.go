@@ -200,16 +200,13 @@ func (p *BCELasso) Validate() error {
 	if n < 1 || m < 1 {
 		return fmt.Errorf("scp: feature matrix is %d×%d", n, m)
 	}
-	if len(p.Y) != n {
-		return fmt.Errorf("scp: %d labels for %d feature rows", len(p.Y), n)
-	}
-	if !(p.Beta > 0) || math.IsInf(p.Beta, 0) {
-		return fmt.Errorf("scp: regularization β=%v, need 0 < β < ∞", p.Beta)
-	}
-	for k, v := range p.Y {
+	if err := checkLabels(n, p.Y, p.Beta, func(k int, v float64) error {
 		if v != 0 && v != 1 {
 			return fmt.Errorf("scp: BCE label y[%d] = %v, labels must be 0 or 1", k, v)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if d, ok := p.H.(*DenseFeatures); ok {
 		return solvers.CheckFinite("scp: H", d.M)
@@ -265,38 +262,17 @@ func (p *BCELasso) bregman(a, b []float64) float64 {
 }
 
 // Objective returns F(α).
-func (p *BCELasso) Objective(alpha []float64) float64 {
-	n, _ := p.H.Dims()
-	r := make([]float64, n)
-	p.H.MulVec(r, alpha)
-	return p.Loss(r) + p.Beta*floats.Norm(alpha, 1)
-}
+func (p *BCELasso) Objective(alpha []float64) float64 { return objective(p, alpha) }
 
 // DualityGap returns F(α) − D(v) for the scaled dual point described on
 // BCELasso; it bounds F(α) − F(α*) and vanishes at a solution.
-func (p *BCELasso) DualityGap(alpha []float64) float64 {
-	n, m := p.H.Dims()
-	r := make([]float64, n)
-	p.H.MulVec(r, alpha)
-	return p.gap(alpha, r, make([]float64, n), make([]float64, m))
-}
-
-// gap uses r = Hα and the scratch v (n), g (N).
-func (p *BCELasso) gap(alpha, r, v, g []float64) float64 {
-	primal := p.Loss(r) + p.Beta*floats.Norm(alpha, 1)
-	p.LossGrad(v, r)
-	p.H.MulTransVec(g, v)
-	return primal - p.dual(r, g)
-}
+func (p *BCELasso) DualityGap(alpha []float64) float64 { return dualityGap(p, alpha) }
 
 // dual returns the dual objective −ℓ*(s v) at v = ∇ℓ(r), scaled into the
 // dual feasible set by s = min(1, β/‖g‖∞), given g = Hᵀv. By weak duality it
 // is a lower bound on min F for every r.
 func (p *BCELasso) dual(r, g []float64) float64 {
-	s := 1.0
-	if inf := floats.Norm(g, math.Inf(1)); inf > p.Beta {
-		s = p.Beta / inf
-	}
+	s := dualScale(g, p.Beta)
 	var conj float64
 	for k, yk := range r {
 		t := s * solvers.Logistic(p.c(k)*yk)
@@ -324,18 +300,7 @@ func (p *FeatureLasso) Validate() error {
 		return errors.New("scp: lasso has no feature matrix")
 	}
 	n, _ := p.H.Dims()
-	if len(p.Y) != n {
-		return fmt.Errorf("scp: %d labels for %d feature rows", len(p.Y), n)
-	}
-	if !(p.Beta > 0) || math.IsInf(p.Beta, 0) {
-		return fmt.Errorf("scp: regularization β=%v, need 0 < β < ∞", p.Beta)
-	}
-	for k, v := range p.Y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("scp: y[%d] is %v", k, v)
-		}
-	}
-	return nil
+	return checkLabels(n, p.Y, p.Beta, finiteLabel)
 }
 
 // Loss returns ½‖ŷ − y‖².
@@ -365,43 +330,16 @@ func (p *FeatureLasso) bregman(a, b []float64) float64 {
 }
 
 // Objective returns F(α).
-func (p *FeatureLasso) Objective(alpha []float64) float64 {
-	n, _ := p.H.Dims()
-	r := make([]float64, n)
-	p.H.MulVec(r, alpha)
-	return p.Loss(r) + p.Beta*floats.Norm(alpha, 1)
-}
+func (p *FeatureLasso) Objective(alpha []float64) float64 { return objective(p, alpha) }
 
 // DualityGap is Lasso.DualityGap on a FeatureMatrix.
-func (p *FeatureLasso) DualityGap(alpha []float64) float64 {
-	n, m := p.H.Dims()
-	r := make([]float64, n)
-	p.H.MulVec(r, alpha)
-	return p.gap(alpha, r, make([]float64, n), make([]float64, m))
-}
-
-func (p *FeatureLasso) gap(alpha, r, v, g []float64) float64 {
-	primal := p.Loss(r) + p.Beta*floats.Norm(alpha, 1)
-	p.LossGrad(v, r)
-	p.H.MulTransVec(g, v)
-	return primal - p.dual(r, g)
-}
+func (p *FeatureLasso) DualityGap(alpha []float64) float64 { return dualityGap(p, alpha) }
 
 // dual returns D(θ) = ½‖y‖² − ½‖y − θ‖² at θ = −s(r − y), the residual of r
 // scaled into the dual feasible set ‖Hᵀθ‖∞ ≤ β by s = min(1, β/‖g‖∞), given
 // g = Hᵀ(r − y). By weak duality it is a lower bound on min F for every r.
 func (p *FeatureLasso) dual(r, g []float64) float64 {
-	s := 1.0
-	if inf := floats.Norm(g, math.Inf(1)); inf > p.Beta {
-		s = p.Beta / inf
-	}
-	var yy, dd float64
-	for k, yk := range p.Y {
-		th := -s * (r[k] - yk)
-		yy += yk * yk
-		dd += (yk - th) * (yk - th)
-	}
-	return 0.5*yy - 0.5*dd
+	return squaredDual(p.Y, dualScale(g, p.Beta), func(k int) float64 { return r[k] - p.Y[k] })
 }
 
 // smoothProblem is what the FeatureMatrix FISTA needs of a loss.
@@ -410,7 +348,6 @@ type smoothProblem interface {
 	Loss(yhat []float64) float64
 	LossGrad(dst, yhat []float64)
 	bregman(a, b []float64) float64
-	gap(alpha, r, v, g []float64) float64
 	dual(r, g []float64) float64
 	features() FeatureMatrix
 	beta() float64
@@ -500,22 +437,7 @@ func (f *fistaFM) step() FISTAStep {
 	L := s.L * shrink
 	var proxNorm float64
 	for {
-		thr := beta / L
-		var quad float64
-		for j := range f.z {
-			w := f.y[j] - f.g[j]/L
-			switch {
-			case w > thr:
-				w -= thr
-			case w < -thr:
-				w += thr
-			default:
-				w = 0
-			}
-			f.z[j] = w
-			dz := w - f.y[j]
-			quad += dz * dz
-		}
+		quad := proxStep(f.z, f.y, f.g, L, beta)
 		H.MulVec(f.rz, f.z)
 		// Sufficient decrease ℓ(Hz) ≤ ℓ(Hy) + ⟨∇, z − y⟩ + (L/2)‖z − y‖²,
 		// with the left-minus-linear part evaluated as a termwise Bregman

@@ -83,16 +83,8 @@ func (p *Lasso) Validate() error {
 		return errors.New("scp: lasso has no feature matrix")
 	}
 	n, _ := p.H.Dims()
-	if len(p.Y) != n {
-		return fmt.Errorf("scp: %d labels for %d feature rows", len(p.Y), n)
-	}
-	if !(p.Beta > 0) || math.IsInf(p.Beta, 0) {
-		return fmt.Errorf("scp: regularization β=%v, need 0 < β < ∞", p.Beta)
-	}
-	for k, v := range p.Y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("scp: y[%d] is %v", k, v)
-		}
+	if err := checkLabels(n, p.Y, p.Beta, finiteLabel); err != nil {
+		return err
 	}
 	return solvers.CheckFinite("scp: H", p.H)
 }
@@ -125,18 +117,8 @@ func (p *Lasso) gap(alpha, r, g []float64) float64 {
 	f := p.smooth(alpha, r) // r = Hα − y
 	primal := f + p.Beta*floats.Norm(alpha, 1)
 	blas64.Gemv(blas.Trans, 1, p.H.RawMatrix(), vec(r), 0, vec(g))
-	s := 1.0
-	if inf := floats.Norm(g, math.Inf(1)); inf > p.Beta {
-		s = p.Beta / inf
-	}
 	// θ = −s r = s (y − Hα); D(θ) = ½‖y‖² − ½‖y − θ‖².
-	var yy, dd float64
-	for k, yk := range p.Y {
-		th := -s * r[k]
-		yy += yk * yk
-		dd += (yk - th) * (yk - th)
-	}
-	return primal - (0.5*yy - 0.5*dd)
+	return primal - squaredDual(p.Y, dualScale(g, p.Beta), func(k int) float64 { return r[k] })
 }
 
 // FISTAState is the complete iteration state of FISTA on a Lasso; a solve
@@ -247,22 +229,7 @@ func (f *FISTA) Step() FISTAStep {
 	L := s.L * shrink
 	var fz, proxNorm float64
 	for {
-		thr := p.Beta / L
-		var quad float64
-		for j := range f.z {
-			v := f.y[j] - f.g[j]/L
-			switch {
-			case v > thr:
-				v -= thr
-			case v < -thr:
-				v += thr
-			default:
-				v = 0
-			}
-			f.z[j] = v
-			dz := v - f.y[j]
-			quad += dz * dz
-		}
+		quad := proxStep(f.z, f.y, f.g, L, p.Beta)
 		fz = p.smooth(f.z, f.rz)
 		// For the quadratic f, f(z) − f(y) − ⟨∇f(y), z − y⟩ = ½‖H(z − y)‖²
 		// exactly; testing ‖H(z − y)‖² ≤ L‖z − y‖² with H(z − y) = r_z − r_y

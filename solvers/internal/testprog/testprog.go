@@ -165,20 +165,8 @@ type oracleInput struct {
 }
 
 func inputOf(p *solvers.Program) oracleInput {
-	n, d, _ := p.Dims()
 	in := oracleInput{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta}
-	for k := 0; k < n; k++ {
-		in.X = append(in.X, append([]float64(nil), p.X.RawRowView(k)[:d]...))
-	}
-	for _, pat := range p.D {
-		row := make([]int, n)
-		for k, on := range pat {
-			if on {
-				row[k] = 1
-			}
-		}
-		in.D = append(in.D, row)
-	}
+	in.X, in.D = p.Table()
 	return in
 }
 
