@@ -128,7 +128,7 @@ func (p *Problem) robustPatterns() (solvers.Patterns, error) {
 func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solution, error) {
 	t0 := time.Now()
 	res, err := ipm.SolveRobust(ctx, prog, pert, ipm.Options{Tol: m.Tol, MaxIter: m.MaxIter})
-	if err != nil {
+	if err != nil && (res == nil || ctx.Err() == nil) {
 		return nil, fmt.Errorf("cvx: robust interior-point method (%v): %w", pert, err)
 	}
 	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog, Perturbation: pert}
@@ -140,6 +140,9 @@ func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Pertur
 	}
 	if err := s.recover(t0); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return s, fmt.Errorf("cvx: robust interior-point method stopped after %d iterations: %w", s.Iterations, ctx.Err())
 	}
 	if s.Status != "optimal" {
 		return s, fmt.Errorf("cvx: robust interior-point method ended %s (robust objective %.8g, %v)", s.Status, s.Objective, pert)

@@ -59,7 +59,8 @@ func Solve(p *Problem, m IPM) (*Solution, error) {
 }
 
 // SolveContext is Solve with cancellation through ctx: when ctx is done
-// the method stops (ipm.IterationLimit) and the error says so.
+// the method stops and returns its best iterate so far (Status "iteration
+// limit") with an error wrapping ctx's.
 func SolveContext(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	prog, err := p.Convex()
 	if err != nil {
@@ -81,7 +82,7 @@ func SolveProgram(prog *solvers.Program, m IPM) (*Solution, error) {
 func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*Solution, error) {
 	t0 := time.Now()
 	res, err := ipm.Solve(ctx, prog, ipm.Options{Tol: m.Tol, MaxIter: m.MaxIter})
-	if err != nil {
+	if err != nil && (res == nil || ctx.Err() == nil) {
 		return nil, err
 	}
 	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Clean: res.Objective, Iterations: res.Iterations, Weights: res.Weights, Program: prog, Perturbation: solvers.Perturbation{Norm: "inf"}}
@@ -90,6 +91,9 @@ func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*So
 	}
 	if err := s.recover(t0); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return s, fmt.Errorf("cvx: interior-point method stopped after %d iterations: %w", s.Iterations, ctx.Err())
 	}
 	if s.Status != "optimal" {
 		return s, fmt.Errorf("cvx: interior-point method ended %s (objective %.8g)", s.Status, s.Objective)

@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/convexnn/convexnn/internal/nbrun"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
 	"github.com/convexnn/convexnn/solvers/ipm"
@@ -196,7 +197,7 @@ const cvxbPStarAgree = 1e-6
 func BenchCVXOPT(ctx context.Context, cfg CVXOPTConfig, outDir string, stdout io.Writer) error {
 	start := time.Now()
 	if cfg.Script == "" {
-		root, err := RepoRoot()
+		root, err := nbrun.RepoRoot()
 		if err != nil {
 			return fmt.Errorf("bench cvxopt: finding bench/cvxopt_convex.py: %w (or pass -script)", err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/convexnn/convexnn/cvx"
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/nbrun"
 )
 
 // DebianPython is Debian's interpreter, the one with python3-cvxopt and
@@ -166,7 +167,7 @@ var torchDefinitions = map[string]string{
 // times; it writes <outDir>/torch/result.json.
 func BenchTorch(ctx context.Context, exps []*Experiment, size Size, opts TorchOptions, outDir string, stdout io.Writer) error {
 	if opts.Script == "" {
-		root, err := RepoRoot()
+		root, err := nbrun.RepoRoot()
 		if err != nil {
 			return fmt.Errorf("bench torch: finding bench/torch_backprop.py: %w (or pass -script)", err)
 		}
@@ -226,15 +227,15 @@ func BenchTorch(ctx context.Context, exps []*Experiment, size Size, opts TorchOp
 	return nil
 }
 
-// TorchExperimentNames are the squared-loss experiments of Tables 2 and 3,
+// torchExperimentNames are the squared-loss experiments of Tables 2 and 3,
 // the ones the benchmark runs.
-var TorchExperimentNames = []string{"table2-mnist", "table3-fmnist", "table3-fmnist-ds", "table3-cifar-ds"}
+var torchExperimentNames = []string{"table2-mnist", "table3-fmnist", "table3-fmnist-ds", "table3-cifar-ds"}
 
 // TorchExperiments returns the named experiments, or all of
-// TorchExperimentNames when none is named.
+// torchExperimentNames when none is named.
 func TorchExperiments(names []string) ([]*Experiment, error) {
 	var known []*Experiment
-	for _, n := range TorchExperimentNames {
+	for _, n := range torchExperimentNames {
 		e, err := Lookup(n)
 		if err != nil || e.Setup == nil {
 			return nil, fmt.Errorf("bench torch: no squared-loss table experiment %s in reproduce's experiments", n)
@@ -251,7 +252,7 @@ func TorchExperiments(names []string) ([]*Experiment, error) {
 	for _, n := range names {
 		i := slices.IndexFunc(known, func(e *Experiment) bool { return e.Name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("bench torch: experiment %q: the benchmark runs the squared-loss ones: %s", n, strings.Join(TorchExperimentNames, ", "))
+			return nil, fmt.Errorf("bench torch: experiment %q: the benchmark runs the squared-loss ones: %s", n, strings.Join(torchExperimentNames, ", "))
 		}
 		todo = append(todo, known[i])
 	}
@@ -275,6 +276,7 @@ func ParseLRs(s string) ([]float64, error) {
 	return lrs, nil
 }
 
+// FormatLRs writes learning rates as ParseLRs reads them.
 func FormatLRs(lrs []float64) string {
 	s := make([]string, len(lrs))
 	for k, v := range lrs {

@@ -194,7 +194,7 @@ type complexityResult struct {
 	Sweeps      []complexitySweep  `json:"sweeps"`
 	// Partial is true while the sweeps run (the points finished so far).
 	Partial      bool              `json:"partial,omitempty"`
-	Paper        PaperTable        `json:"paper"`
+	Paper        Reported          `json:"paper"`
 	Measured     []string          `json:"measured_claims"`
 	Started      time.Time         `json:"started"`
 	WallSeconds  float64           `json:"wall_seconds"`
@@ -271,7 +271,7 @@ func runComplexitySettings(ctx context.Context, size Size, s complexitySettings,
 	fmt.Fprintf(stdout, "   data %s: %d training images, d = %d, %d validation images (loaded in %.1f s); IPM budget %.0f s per solve\n",
 		s.Dataset, n, d, len(sp.Test.Y), time.Since(start).Seconds(), s.IPMBudget)
 	res := &complexityResult{Experiment: name, Title: title, Size: string(size), Settings: s, TrainImages: n, ValImages: len(sp.Test.Y), Dim: d,
-		DataNotes: sp.Notes, Paper: PaperTable{Head: []string{"Claim", "The paper"}, Rows: complexityClaims}, Started: start.UTC(),
+		DataNotes: sp.Notes, Paper: Reported{Head: []string{"Claim", "The paper"}, Rows: complexityClaims}, Started: start.UTC(),
 		Host: thisHost(), Definitions: complexityDefinitions}
 	job := &complexityJob{dir: state, s: s, train: sp.Train, val: sp.Test, stdout: stdout, done: make(map[[2]int]complexityPoint)}
 

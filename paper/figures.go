@@ -2,7 +2,6 @@ package paper
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,7 +52,7 @@ type figureResult struct {
 // <outDir>/<name>/ and writes result.json and report.html there. A failed
 // cell is an error, after both files are written.
 func runFigureNotebook(ctx context.Context, name, notebook, title string, size Size, outDir string, stdout io.Writer) error {
-	repo, err := RepoRoot()
+	repo, err := nbrun.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -106,25 +105,4 @@ func NotebookSize() Size {
 		return SizePaper
 	}
 	return SizeNotebook
-}
-
-// RepoRoot returns the convexnn checkout that holds the working directory:
-// the first directory upwards with go.mod and notebooks/.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "notebooks")); err == nil {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run this inside the convexnn repository (no go.mod with notebooks/ above the working directory)")
-		}
-		dir = parent
-	}
 }

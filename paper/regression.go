@@ -29,11 +29,14 @@ type AdvRegression struct {
 	// Epsilons (the paper's 100 and 10; 5 and 3 otherwise).
 	StdTrials, RobTrials int
 	Epsilons             []float64
+	// PaperBest is the radius at which the paper reports the lowest test
+	// MSE (ε ≈ 0.3).
+	PaperBest float64
 }
 
 // AdvRegressionSettings returns the settings at a size.
 func AdvRegressionSettings(size Size) AdvRegression {
-	a := AdvRegression{TrainPoints: 8, TestPoints: 100, Beta: 1e-3, Patterns: 16, Directions: 100, PerDirection: 8, StdTrials: 5, RobTrials: 3}
+	a := AdvRegression{TrainPoints: 8, TestPoints: 100, Beta: 1e-3, Patterns: 16, Directions: 100, PerDirection: 8, StdTrials: 5, RobTrials: 3, PaperBest: 0.3}
 	if size == SizePaper {
 		a.StdTrials, a.RobTrials = 100, 10
 	}

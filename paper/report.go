@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convexnn/convexnn/internal/nbrun"
 	"github.com/convexnn/convexnn/plots"
 )
 
@@ -94,7 +95,7 @@ func reportAssets() (plots.Assets, string) {
 	if a.Dir != "" {
 		return a, ""
 	}
-	if repo, err := RepoRoot(); err == nil {
+	if repo, err := nbrun.RepoRoot(); err == nil {
 		dir := filepath.Join(repo, ".cache", "assets")
 		if _, err := os.Stat(filepath.Join(dir, "echarts.min.js")); err == nil {
 			return plots.Assets{Dir: dir}, ""

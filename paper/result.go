@@ -110,18 +110,20 @@ type Result struct {
 	Dim         int               `json:"d"`
 	DataNotes   string            `json:"data_notes"`
 	Methods     []MethodResult    `json:"methods"`
-	Paper       PaperTable        `json:"paper"`
+	Paper       Reported          `json:"paper"`
 	Started     time.Time         `json:"started"`
 	WallSeconds float64           `json:"wall_seconds"`
 	Host        Host              `json:"host"`
 	Definitions map[string]string `json:"definitions"`
 }
 
-type PaperTable struct {
+// Reported is a table as the paper prints it: header and rows.
+type Reported struct {
 	Head []string   `json:"head"`
 	Rows [][]string `json:"rows"`
 }
 
+// Host describes the machine a result was measured on.
 type Host struct {
 	GOOS, GOARCH string
 	CPUs         int    `json:"cpus"`

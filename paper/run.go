@@ -434,7 +434,7 @@ func RunMethod(ctx context.Context, dir cvx.RunDir, m Method, s Settings, sets *
 	if err != nil {
 		return t, err
 	}
-	t.TrainingLoss = PaperLoss(s.Loss, yhat, tr.Y)
+	t.TrainingLoss = TrainingLoss(s.Loss, yhat, tr.Y)
 	line := fmt.Sprintf("   %s done: %d %ss, validation accuracy %s", m.Name, t.Iterations, unit, va0)
 	if t.Holdout != nil {
 		line += fmt.Sprintf(", held out %s", t.Holdout)
@@ -445,10 +445,10 @@ func RunMethod(ctx context.Context, dir cvx.RunDir, m Method, s Settings, sets *
 	return t, nil
 }
 
-// PaperLoss is the loss of predictions yhat on labels y (±1) in the paper's
+// TrainingLoss is the loss of predictions yhat on labels y (±1) in the paper's
 // units: squared ½Σ(ŷ−y)², BCE Σ(−2ŷt + log(e^{2ŷ}+1)) with t = (y+1)/2,
 // hinge the mean of max(0, 1 − yŷ).
-func PaperLoss(loss cvx.Loss, yhat, y []float64) float64 {
+func TrainingLoss(loss cvx.Loss, yhat, y []float64) float64 {
 	var s float64
 	for k, f := range yhat {
 		switch loss {

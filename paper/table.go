@@ -69,7 +69,7 @@ func openTable(ctx context.Context, e *Experiment, size Size, runs int, dir cvx.
 	n, d := sets.Train.Dims()
 	t := &Table{Experiment: e, Settings: s, Size: size, Runs: runs, Sets: sets, dir: dir, path: path, methods: s.Methods(), start: start}
 	t.res = Result{Experiment: e.Name, Title: e.Title, Size: string(size), Runs: runs, Settings: s, TrainImages: n, ValImages: len(sets.Validation.Y), Dim: d,
-		HoldImages: heldOut(sets), DataNotes: sets.Notes, Paper: PaperTable{Head: e.PaperHead, Rows: e.Paper}, Started: start.UTC(),
+		HoldImages: heldOut(sets), DataNotes: sets.Notes, Paper: Reported{Head: e.PaperHead, Rows: e.Paper}, Started: start.UTC(),
 		Host: thisHost(), Definitions: definitions}
 	t.res.Methods = make([]MethodResult, len(t.methods))
 	for k, m := range t.methods {

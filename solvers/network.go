@@ -34,6 +34,8 @@ func (n *Network) InputDim() int {
 	return d
 }
 
+// Validate reports a network without a hidden layer, with output weights
+// that do not match its neurons, or with a bias but no input feature.
 func (n *Network) Validate() error {
 	if n == nil || n.U == nil {
 		return errors.New("solvers: network has no hidden layer")

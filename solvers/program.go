@@ -218,7 +218,10 @@ const RecoveryTol = 1e-8
 // v_i with ‖v_i‖₂ > τ a neuron u = v_i/√‖v_i‖, α = √‖v_i‖, and for every w_i
 // with ‖w_i‖₂ > τ a neuron u = w_i/√‖w_i‖, α = −√‖w_i‖, where
 // τ = RecoveryTol · max_i max(‖v_i‖₂, ‖w_i‖₂). The network has Bias set when
-// the program has. Every part of convexnn recovers networks through it.
+// the program has. Every solver of the program (ADMM, the interior-point
+// method) and every caller (cvx, the command line, the paper's experiments)
+// recovers networks through it; the sampled convex program eq. (SCP2),
+// whose neurons are fixed, has its own (scp.Network).
 func (p *Program) Recover(wt Weights) (*Network, error) {
 	if err := p.checkWeights(wt); err != nil {
 		return nil, err

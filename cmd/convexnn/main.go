@@ -39,7 +39,6 @@ import (
 	"runtime/debug"
 
 	"github.com/convexnn/convexnn/internal/nbrun"
-	"github.com/convexnn/convexnn/paper"
 )
 
 const usage = `usage:
@@ -104,7 +103,7 @@ func notebooks(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	repo, err := paper.RepoRoot()
+	repo, err := nbrun.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -272,3 +272,24 @@ func List(dir string) ([]string, error) {
 	}
 	return m, nil
 }
+
+// RepoRoot returns the convexnn checkout that holds the working directory:
+// the first directory upwards with go.mod and notebooks/.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "notebooks")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run this inside the convexnn repository (no go.mod with notebooks/ above the working directory)")
+		}
+		dir = parent
+	}
+}

@@ -4,10 +4,11 @@
 package testenv
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/convexnn/convexnn/internal/nbrun"
 )
 
 // RequireE2E reports whether the tests must not skip for a missing part of
@@ -24,24 +25,15 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// RepoRoot returns the checkout the test runs in: the first directory
-// upwards from the working directory with a go.mod.
+// RepoRoot returns the checkout the test runs in (nbrun.RepoRoot), or
+// fails the test.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := nbrun.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal(errors.New("no go.mod above the working directory"))
-		}
-		dir = parent
-	}
+	return dir
 }
 
 // SharedData returns the project's shared data folder, ../shared/data beside

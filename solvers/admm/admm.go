@@ -81,8 +81,8 @@ type Route string
 
 // The routes.
 const (
-	// RouteAuto chooses by the flop model of routeCosts and cgCost over
-	// Options.MaxIter iterations.
+	// RouteAuto chooses the route of least set-up plus Options.MaxIter
+	// iterations, by a model of their flops.
 	RouteAuto Route = ""
 	// RouteWoodbury and RouteDirect factor the system once (exact solves):
 	// through the Woodbury identity with an n×n matrix, or directly.
@@ -124,8 +124,10 @@ type Options struct {
 	// with a relaxed dual step is not guaranteed to converge (Glowinski);
 	// Split and Robust need γ_a = ρ (their ρ adapts).
 	Gamma float64
-	// MaxIter bounds Solve; 0 means 1000. ClosedForm and Split also use it
-	// as the horizon of the route choice. Step ignores it.
+	// MaxIter is the number of iterations a run is expected to take, the
+	// horizon over which RouteAuto weighs set-up against iteration cost
+	// (ClosedForm, Split); 0 means 1000. Solve takes its own limit, and Step
+	// ignores it.
 	MaxIter int
 	// AbsTol and RelTol are the stopping tolerances of Boyd et al.
 	// (Distributed Optimization … ADMM, §3.3.1), finite and ≥ 0; 0 means
@@ -170,9 +172,12 @@ type Options struct {
 	Seed uint64
 }
 
-// FixedRelax is the over-relaxation α that Split and Robust always use
-// (with residual balancing of ρ); ClosedForm's is Options.Relax.
-const FixedRelax = fixedRelax
+// FixedRelax is the over-relaxation α that Split and Robust always use,
+// with residual balancing of ρ (Boyd et al. §3.4.3; Eckstein and
+// Bertsekas): their v-, s- (and q-, r-, Z-) updates and duals take
+// αu + (1 − α)v, αGu + (1 − α)s, … in place of u, Gu, …; ClosedForm's α is
+// Options.Relax.
+const FixedRelax = 1.6
 
 // resolve validates o for variant v on program p and fills in the defaults.
 // It is the one validator of every variant.
@@ -223,8 +228,8 @@ func (o Options) resolve(v Variant, p *solvers.Program) (Options, error) {
 			return o, fmt.Errorf("admm: %s has no over-relaxation (Relax = %v): Relax is for the closed-form u-update (squared loss)", name, o.Relax)
 		}
 		o.Relax = 0
-	case o.Relax != 0 && o.Relax != fixedRelax:
-		return o, fmt.Errorf("admm: %s always over-relaxes with its own α = %g (and adapts ρ); Relax = %v is for the closed-form u-update (squared loss)", name, fixedRelax, o.Relax)
+	case o.Relax != 0 && o.Relax != FixedRelax:
+		return o, fmt.Errorf("admm: %s always over-relaxes with its own α = %g (and adapts ρ); Relax = %v is for the closed-form u-update (squared loss)", name, FixedRelax, o.Relax)
 	}
 	if o.MaxIter < 0 {
 		return o, fmt.Errorf("admm: %s MaxIter = %d < 0", name, o.MaxIter)
@@ -296,10 +301,13 @@ type Step struct {
 	// (solvers.RobustObjective).
 	ConvexObjective float64
 	// NonconvexObjective is l^{u,α} = ℓ(Σ_j (X u_j)_+ α_j, y) + (β/2) Σ_j (‖u_j‖² + α_j²)
-	// of the network recovered from v^{k+1} by eq. (recover_weights) on the
-	// clean data. The v-update's group soft-threshold sets inactive groups
-	// exactly to zero, and a zero group contributes nothing to either
-	// objective. With u_j = v_i/√‖v_i‖, α_j = ±√‖v_i‖ it equals
+	// of the network recovered from every nonzero group of v^{k+1} by eq.
+	// (recover_weights), on the clean data. The v-update's group
+	// soft-threshold sets inactive groups exactly to zero, and a zero group
+	// contributes nothing to either objective; Solver.Network applies
+	// solvers.Program.Recover's rule, which also drops groups below
+	// solvers.RecoveryTol of the largest (its l^{u,α} differs from this by
+	// about that relative amount). With u_j = v_i/√‖v_i‖, α_j = ±√‖v_i‖ it equals
 	// ℓ(Σ_i (X v_i)_+ − (X w_i)_+, y) + β Σ_i (‖v_i‖ + ‖w_i‖).
 	NonconvexObjective float64
 	// Gap is |l^{u,α} − l^{v,w}| (for Robust against the clean l^{v,w}); it

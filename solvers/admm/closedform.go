@@ -438,7 +438,3 @@ func groupShrink(v, u, lam []float64, thr float64) float64 {
 	}
 	return c * nrm
 }
-
-// CGIters returns the conjugate-gradient iterations of the last u-update
-// (RouteCG; 0 for the factored routes).
-func (a *ClosedForm) CGIters() int { return a.sys.cgIters }

@@ -330,7 +330,7 @@ func admmKKT(p *solvers.Program, rho float64, st ClosedFormState) (stat, group, 
 // to tight accuracy, checks that they reach the same objective, that the
 // KKT conditions hold at the end, that the gap l^{u,α} − l^{v,w} and the
 // constraint violation vanish, that the error falls linearly (on a log
-// scale), and that SolveADMM with its default tolerances is within 1e-5.
+// scale), and that Solve with the default tolerances is within 1e-5.
 func TestADMMConvergesToOptimum(t *testing.T) {
 	p1 := program(60, 4, 10, 0.05, 1)
 	p2 := programBias(40, 3, 7, 0.02, 2, true)
@@ -404,12 +404,12 @@ func converges(t *testing.T, p *solvers.Program) {
 		}
 		end := hist[len(hist)-1]
 		if !sol.Converged(end) {
-			t.Fatalf("tolerance %v: SolveADMM did not converge in %d steps", tol, len(hist))
+			t.Fatalf("tolerance %v: ClosedForm did not converge in %d steps", tol, len(hist))
 		}
 		e := math.Abs(end.ConvexObjective-fstar) / fstar
-		t.Logf("SolveADMM with tolerances %v converged in %d steps to relative error %.1e", tol, len(hist), e)
+		t.Logf("ClosedForm with tolerances %v converged in %d steps to relative error %.1e", tol, len(hist), e)
 		if tol != 0 && e > 1e-5 {
-			t.Fatalf("SolveADMM stopped after %d steps at relative error %.2e", len(hist), e)
+			t.Fatalf("ClosedForm stopped after %d steps at relative error %.2e", len(hist), e)
 		}
 	}
 }
@@ -432,7 +432,7 @@ func linearFit(x, y []float64) (c, m float64) {
 	return my - m*mx, m
 }
 
-// TestADMMMatchesInteriorPoint compares with SolveIPM.
+// TestADMMMatchesInteriorPoint compares with ipm.Solve.
 func TestADMMMatchesInteriorPoint(t *testing.T) {
 	p := program(50, 3, 8, 0.05, 9)
 	res, err := ipm.Solve(context.Background(), p, ipm.Options{})
@@ -587,7 +587,7 @@ func TestADMMBadInput(t *testing.T) {
 		t.Fatalf("a good warm start was rejected: %v", err)
 	}
 	if _, _, err := solveClosedForm(context.Background(), &hinge, Options{}, nil, nil); err == nil {
-		t.Fatal("SolveADMM accepted the hinge loss")
+		t.Fatal("NewClosedForm accepted the hinge loss")
 	}
 }
 

@@ -489,7 +489,7 @@ func TestADMMRBCDBadInput(t *testing.T) {
 		t.Fatalf("good options and state rejected: %v", err)
 	}
 	if _, _, err := solveRBCD(context.Background(), &hinge, Options{}, nil, nil); err == nil {
-		t.Fatal("SolveADMMRBCD accepted the hinge loss")
+		t.Fatal("NewRBCD accepted the hinge loss")
 	}
 }
 

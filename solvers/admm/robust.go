@@ -421,7 +421,7 @@ func (r *robustWork) step(absTol, relTol float64) Step {
 		blas64.General{Rows: m, Cols: d, Stride: d, Data: r.u},
 		0, blas64.General{Rows: n, Cols: d, Stride: d, Data: r.zu})
 
-	al := fixedRelax
+	al := FixedRelax
 	copy(r.vOld, r.v)
 	copy(r.rOld, r.r)
 

@@ -25,7 +25,11 @@ import (
 //	v_j⁺ = (1 − β/(ρ‖u_j⁺ + λ_j‖))_+ (u_j⁺ + λ_j)          group soft-threshold, eq. (vupdate)
 //	s⁺ = (G u⁺ + ν)_+                                     projection, eq. (supdate)
 //	q_k⁺ = prox_{ℓ_k/ρ}(c_k),  c_k = (F u⁺ + μ)_k        loss prox, per sample
-//	λ⁺ = λ + u⁺ − v⁺,  ν⁺ = ν + G u⁺ − s⁺,  μ⁺ = μ + F u⁺ − q⁺.
+//	λ⁺ = λ + u⁺ − v⁺,  ν⁺ = ν + G u⁺ − s⁺,  μ⁺ = μ + F u⁺ − q⁺,
+//
+// over-relaxed by α = FixedRelax = 1.6: the v-, s- and q-updates and the
+// duals take αu⁺ + (1 − α)v, αGu⁺ + (1 − α)s and αFu⁺ + (1 − α)q in place
+// of u⁺, Gu⁺ and Fu⁺.
 //
 // The loss prox is closed form for the hinge loss (with z = y_k c_k and
 // t = 1/(nρ): y_k z if z ≥ 1, y_k (z + t) if z ≤ 1 − t, y_k otherwise) and
@@ -305,7 +309,7 @@ func (h *splitWork) step(absTol, relTol float64) Step {
 	// v-update and λ, at the relaxed point û = αu + (1 − α)v.
 	copy(h.vOld, h.v)
 	thr := h.p.Beta / h.rho
-	al := fixedRelax
+	al := FixedRelax
 	var ru, uu, vv float64
 	for j := 0; j < 2*np; j++ {
 		uj, lj, vj, hj := h.u[j*d:(j+1)*d], h.lam[j*d:(j+1)*d], h.v[j*d:(j+1)*d], h.uh[:d]
@@ -421,11 +425,6 @@ func (h *splitWork) prox(k int, c float64) float64 {
 	}
 	return q
 }
-
-// relax is the over-relaxation α of the loss-split ADMM (Boyd et al.
-// §3.4.3; Eckstein and Bertsekas): the v-, s- and q-updates and the duals use
-// αu + (1 − α)v, αGu + (1 − α)s and αFu + (1 − α)q in place of u, Gu, Fu.
-const fixedRelax = 1.6
 
 // ρ is kept within a factor rhoMax of its start and adapted at the
 // iterations adaptDue selects.

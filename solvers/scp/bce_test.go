@@ -130,7 +130,7 @@ func TestBCEFeatures32Solve(t *testing.T) {
 	if s32.Gap > 1e-7 || math.Abs(s32.Objective-s64.Objective) > 1e-5*math.Abs(s64.Objective) {
 		t.Fatalf("float32 solve obj %g gap %g vs float64 obj %g", s32.Objective, s32.Gap, s64.Objective)
 	}
-	// Squared loss on Features32 vs the scp.go Lasso.
+	// Squared loss on Features32 vs the dense Lasso (lasso.go).
 	yl := make([]float64, len(y))
 	for k := range y {
 		yl[k] = 2*y[k] - 1

@@ -1,6 +1,6 @@
 package scp
 
-// Verification tests for the SCP code (scp.go, scp_bce.go, scp_iterative.go)
+// Verification tests for the SCP code (lasso.go, bce.go, iterative.go)
 // against references that share none of its code:
 //
 //   - exact Lasso and BCE-Lasso optima from cyclic coordinate descent written

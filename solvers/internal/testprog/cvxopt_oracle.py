@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent oracle for solvers.SolveIPM: solves the convex training program
+"""Independent oracle for ipm.Solve (solvers/ipm): solves the convex training program
 of Bai, Gautam and Sojoudi, eq. (convex_general),
 
     minimize   l(sum_i D_i X (v_i - w_i), y) + beta * sum_i (||v_i|| + ||w_i||)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent oracle for solvers.SolveRobustIPM: the robust convex training
+"""Independent oracle for ipm.SolveRobust (solvers/ipm): the robust convex training
 programs of section "Convex Adversarial Training" (eq. hinge_adv_D,
 hinge_adv_D_lp, SOCP3) with CVXOPT (Debian's python3-cvxopt; run with
 /usr/bin/python3).
