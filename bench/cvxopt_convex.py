@@ -8,8 +8,8 @@ on the convex training program of Bai, Gautam and Sojoudi, eq.
 
 with Debian's python3-cvxopt (run with /usr/bin/python3).
 
-The formulation is that of solvers/testdata/cvxopt_oracle.py, built with
-numpy instead of Python loops (so that the problem construction, which is
+The formulation is that of solvers/internal/testprog/cvxopt_oracle.py (mode
+"general"), built with numpy instead of Python loops (so that the problem construction, which is
 timed, costs what a competent user's would): variables v_1..v_P, w_1..w_P
 (d each), t (2P) with (t_j, u_j) in the second-order cone Q^{d+1}, and for the
 hinge loss xi (n). The squared loss l = 1/2 ||yhat - y||^2 is the cone QP

@@ -16,15 +16,7 @@ func trainedNet(t *testing.T) (*Network, *mat.Dense, []float64) {
 	t.Helper()
 	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
 	p := diskProblem(t, 80, 2)
-	r := Start("net", p, Backprop{Width: 16, LearningRate: 1e-2, Seed: 1})
-	r.Quiet = true
-	if err := r.Iterate(60); err != nil {
-		t.Fatal(err)
-	}
-	net, err := r.Network()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, net := trained(t, "net", p, Backprop{Width: 16, LearningRate: 1e-2, Seed: 1}, 60)
 	x, y := p.Data()
 	return net, x, y
 }

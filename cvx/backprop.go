@@ -138,12 +138,9 @@ func (b Backprop) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st *backprop.State
-	if saved != nil {
-		st = new(backprop.State)
-		if err := json.Unmarshal(saved, st); err != nil {
-			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
-		}
+	st, err := savedState[backprop.State](saved)
+	if err != nil {
+		return nil, err
 	}
 	x, _ := p.Data()
 	y := p.targets()

@@ -6,14 +6,38 @@ import (
 	"testing"
 
 	"github.com/convexnn/convexnn/data"
+	"gonum.org/v1/gonum/mat"
 )
 
-func diskProblem(t testing.TB, n int, seed uint64) *Problem {
+// disk returns data.Disk2D(n, seed).
+func disk(t testing.TB, n int, seed uint64) (*mat.Dense, []float64) {
 	t.Helper()
 	x, y, err := data.Disk2D(n, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, y
+}
+
+// trained starts a quiet run of m on p, iterates it and returns it and its
+// network.
+func trained(t testing.TB, name string, p *Problem, m Method, iters int) (*Run, *Network) {
+	t.Helper()
+	r := Start(name, p, m)
+	r.Quiet = true
+	if err := r.Iterate(iters); err != nil {
+		t.Fatal(err)
+	}
+	net, err := r.Network()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, net
+}
+
+func diskProblem(t testing.TB, n int, seed uint64) *Problem {
+	t.Helper()
+	x, y := disk(t, n, seed)
 	return Classify(x, y).Hinge().Beta(1e-4).Bias()
 }
 
@@ -77,25 +101,14 @@ func TestBackpropResumeExactly(t *testing.T) {
 // accuracy above the clean one.
 func TestBackpropPGDIsMoreRobust(t *testing.T) {
 	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
-	xt, yt, err := data.Disk2D(400, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	xt, yt := disk(t, 400, 7)
 	const eps = 0.1
 	var robust [2]float64
 	for i, m := range []Backprop{
 		{Width: 32, LearningRate: 1e-2, Seed: 2},
 		{Width: 32, LearningRate: 1e-2, Seed: 2, Adversary: "pgd", Eps: eps},
 	} {
-		r := Start(m.Name(), diskProblem(t, 200, 3), m)
-		r.Quiet = true
-		if err := r.Iterate(150); err != nil {
-			t.Fatal(err)
-		}
-		net, err := r.Network()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, net := trained(t, m.Name(), diskProblem(t, 200, 3), m, 150)
 		clean, err := Accuracy(net, xt, yt)
 		if err != nil {
 			t.Fatal(err)
@@ -130,10 +143,7 @@ func TestBackpropPGDIsMoreRobust(t *testing.T) {
 
 func TestBackpropBCEAndNames(t *testing.T) {
 	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
-	x, y, err := data.Disk2D(50, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := disk(t, 50, 1)
 	// BCE takes labels t = (y+1)/2; patterns and neurons are not needed.
 	r := Start("bce", Classify(x, y).BCE().Beta(1e-3).Bias(), Backprop{Width: 8, Adversary: "fgsm", Eps: 0.05, Norm: "2"})
 	r.Quiet = true

@@ -34,12 +34,9 @@ func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	var st *scp.FISTAState
-	if saved != nil {
-		st = new(scp.FISTAState)
-		if err := json.Unmarshal(saved, st); err != nil {
-			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
-		}
+	st, err := savedState[scp.FISTAState](saved)
+	if err != nil {
+		return nil, err
 	}
 	tol := f.Tol
 	if tol == 0 {
@@ -240,8 +237,8 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 		if st, err = admm.NewState(inner); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(saved, st); err != nil {
-			return nil, fmt.Errorf("solver state is corrupt (%v)", err)
+		if err := decodeState(saved, st); err != nil {
+			return nil, err
 		}
 	}
 	var pert solvers.Perturbation
@@ -292,3 +289,20 @@ func (e *admmEngine) objective() float64 {
 func (e *admmEngine) state() (any, error)        { return e.solver.Checkpoint(), nil }
 func (e *admmEngine) network() (*Network, error) { return e.solver.Network() }
 func (e *admmEngine) converged(Point) bool       { return e.solver.Converged(e.last) }
+
+// savedState decodes a solver's saved state, or returns nil for none.
+func savedState[S any](saved json.RawMessage) (*S, error) {
+	if saved == nil {
+		return nil, nil
+	}
+	st := new(S)
+	return st, decodeState(saved, st)
+}
+
+// decodeState decodes a solver's saved state into st.
+func decodeState(saved json.RawMessage, st any) error {
+	if err := json.Unmarshal(saved, st); err != nil {
+		return fmt.Errorf("solver state is corrupt (%v)", err)
+	}
+	return nil
+}

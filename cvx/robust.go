@@ -138,16 +138,7 @@ func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Pertur
 	if s.Clean, err = prog.Objective(res.Weights); err != nil {
 		return nil, err
 	}
-	if err := s.recover(t0); err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return s, fmt.Errorf("cvx: robust interior-point method stopped after %d iterations: %w", s.Iterations, ctx.Err())
-	}
-	if s.Status != "optimal" {
-		return s, fmt.Errorf("cvx: robust interior-point method ended %s (robust objective %.8g, %v)", s.Status, s.Objective, pert)
-	}
-	return s, nil
+	return s.finish(ctx, t0, "robust interior-point method", fmt.Sprintf("robust objective %.8g, %v", s.Objective, pert))
 }
 
 // FeasibleNetwork returns the network of a run whose weights satisfy the

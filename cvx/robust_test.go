@@ -85,10 +85,7 @@ func TestRobustSolveToy2D(t *testing.T) {
 // TestRobustSquaredL2 solves the robust squared-loss program eq. (SOCP3) for
 // an ℓ₂ ball on a regression problem.
 func TestRobustSquaredL2(t *testing.T) {
-	x, y, err := data.Disk2D(20, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := disk(t, 20, 2)
 	rob := Regress(x, y).Bias().Beta(1e-2).SamplePatterns(6, 1).Robust(0.05, "2")
 	rs, err := Solve(rob, IPM{})
 	if err != nil {

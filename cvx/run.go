@@ -333,25 +333,24 @@ func (p *Problem) Neurons() int { return p.neurons }
 // Accuracy returns the fraction of rows of X the network classifies as y
 // (labels −1/+1; f(x) ≥ 0 predicts +1).
 func Accuracy(net *Network, x *mat.Dense, y []float64) (float64, error) {
-	if err := validateData(x, y, true); err != nil {
-		return 0, err
-	}
-	pred, err := net.Predict(x)
-	if err != nil {
-		return 0, err
-	}
-	return solvers.Accuracy(pred, y)
+	return score(net, x, y, true, solvers.Accuracy)
 }
 
 // MSE returns the network's mean squared error (1/n) Σ (f(x_k) − y_k)² on
 // the rows of X.
 func MSE(net *Network, x *mat.Dense, y []float64) (float64, error) {
-	if err := validateData(x, y, false); err != nil {
+	return score(net, x, y, false, solvers.MSE)
+}
+
+// score validates the data (labels: y must be class labels), predicts
+// and scores the predictions against y.
+func score(net *Network, x *mat.Dense, y []float64, labels bool, of func(pred, y []float64) (float64, error)) (float64, error) {
+	if err := validateData(x, y, labels); err != nil {
 		return 0, err
 	}
 	pred, err := net.Predict(x)
 	if err != nil {
 		return 0, err
 	}
-	return solvers.MSE(pred, y)
+	return of(pred, y)
 }

@@ -21,10 +21,7 @@ import (
 
 func testProblem(t testing.TB, n, neurons int) *Problem {
 	t.Helper()
-	x, y, err := data.Disk2D(n, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := disk(t, n, 3)
 	return Classify(x, y).Beta(1e-3).Bias().SampleNeurons(neurons, 2)
 }
 

@@ -89,28 +89,27 @@ func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*So
 	if s.Violation, err = prog.Violation(res.Weights); err != nil {
 		return nil, err
 	}
-	if err := s.recover(t0); err != nil {
-		return nil, err
-	}
-	if ctx.Err() != nil {
-		return s, fmt.Errorf("cvx: interior-point method stopped after %d iterations: %w", s.Iterations, ctx.Err())
-	}
-	if s.Status != "optimal" {
-		return s, fmt.Errorf("cvx: interior-point method ended %s (objective %.8g)", s.Status, s.Objective)
-	}
-	return s, nil
+	return s.finish(ctx, t0, "interior-point method", fmt.Sprintf("objective %.8g", s.Objective))
 }
 
-// recover sets the solution's network (solvers.Program.Recover), its clean
-// non-convex objective l^{u,α} and the time since t0.
-func (s *Solution) recover(t0 time.Time) error {
+// finish sets the solution's network (solvers.Program.Recover), its clean
+// non-convex objective l^{u,α} and the time since t0, and returns the
+// solution with an error naming the method when ctx stopped it or it ended
+// other than optimal (objective describes where it ended).
+func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective string) (*Solution, error) {
 	var err error
 	if s.Network, err = s.Program.Recover(s.Weights); err != nil {
-		return err
+		return nil, err
 	}
 	if s.Nonconvex, err = s.Program.NonconvexObjective(s.Network); err != nil {
-		return err
+		return nil, err
 	}
 	s.Seconds = time.Since(t0).Seconds()
-	return nil
+	if ctx.Err() != nil {
+		return s, fmt.Errorf("cvx: %s stopped after %d iterations: %w", method, s.Iterations, ctx.Err())
+	}
+	if s.Status != "optimal" {
+		return s, fmt.Errorf("cvx: %s ended %s (%s)", method, s.Status, objective)
+	}
+	return s, nil
 }

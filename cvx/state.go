@@ -55,16 +55,22 @@ func (d RunDir) statePath(name string) (string, error) {
 
 // stateFile is the on-disk form of a run.
 type stateFile struct {
-	Format      string          `json:"format"`
-	Version     int             `json:"version"`
-	Name        string          `json:"name"`
-	Method      string          `json:"method"`
-	Fingerprint string          `json:"fingerprint"`
-	Problem     Summary         `json:"problem"`
-	Saved       time.Time       `json:"saved"`
-	Elapsed     float64         `json:"elapsed_seconds"`
-	History     []Point         `json:"history"`
-	Solver      json.RawMessage `json:"solver"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Name    string `json:"name"`
+	// Method and Fingerprint identify the method with its options and the
+	// problem (data, loss, β, patterns or neurons): Resume refuses a file
+	// whose pair differs from its own.
+	Method      string    `json:"method"`
+	Fingerprint string    `json:"fingerprint"`
+	Problem     Summary   `json:"problem"`
+	Saved       time.Time `json:"saved"`
+	// Elapsed is the seconds of iterations over all the run's sessions.
+	Elapsed float64 `json:"elapsed_seconds"`
+	History []Point `json:"history"`
+	// Solver is the method's own iteration state (admm.State,
+	// scp.FISTAState, backprop.State), from which it continues exactly.
+	Solver json.RawMessage `json:"solver"`
 }
 
 // writeAtomic writes data to path through a temporary file in the same

@@ -48,13 +48,9 @@ const growStart = 64 << 10
 // the last image, a gzip checksum mismatch, a wrong magic number and a header
 // announcing more than 2³¹ bytes are errors.
 func ReadIDXImages(r io.Reader) (*Images, error) {
-	const what = "images"
-	in, err := openIDX(r, what)
-	if err != nil {
-		return nil, err
-	}
 	var h [16]byte
-	if err := in.header(h[:], idxImagesMagic); err != nil {
+	in, err := openIDX(r, "images", h[:], idxImagesMagic)
+	if err != nil {
 		return nil, err
 	}
 	count := uint64(binary.BigEndian.Uint32(h[4:]))
@@ -76,9 +72,6 @@ func ReadIDXImages(r io.Reader) (*Images, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := in.end("pixels"); err != nil {
-		return nil, err
-	}
 	return &Images{Channels: 1, Height: int(rows), Width: int(cols), Pix: pix}, nil
 }
 
@@ -88,13 +81,9 @@ func ReadIDXImages(r io.Reader) (*Images, error) {
 // The input must hold exactly the labels its header announces; see
 // ReadIDXImages for the other checks.
 func ReadIDXLabels(r io.Reader, maxLabel uint8) ([]uint8, error) {
-	const what = "labels"
-	in, err := openIDX(r, what)
-	if err != nil {
-		return nil, err
-	}
 	var h [8]byte
-	if err := in.header(h[:], idxLabelsMagic); err != nil {
+	in, err := openIDX(r, "labels", h[:], idxLabelsMagic)
+	if err != nil {
 		return nil, err
 	}
 	count := uint64(binary.BigEndian.Uint32(h[4:]))
@@ -104,9 +93,6 @@ func ReadIDXLabels(r io.Reader, maxLabel uint8) ([]uint8, error) {
 	}
 	labels, err := in.payload(int(count), "labels")
 	if err != nil {
-		return nil, err
-	}
-	if err := in.end("labels"); err != nil {
 		return nil, err
 	}
 	for k, l := range labels {
@@ -150,33 +136,38 @@ type idxInput struct {
 }
 
 // openIDX returns the IDX bytes of r, decompressing them when r starts with
-// the gzip magic.
-func openIDX(r io.Reader, what string) (*idxInput, error) {
+// the gzip magic, after the fixed-size header, which it reads into h and
+// whose magic number it checks against magic (see idxInput.header).
+func openIDX(r io.Reader, what string, h []byte, magic uint32) (*idxInput, error) {
 	avail := inputSizeHint(r)
 	br := bufio.NewReaderSize(r, readBufferSize)
-	magic, err := br.Peek(2)
+	sig, err := br.Peek(2)
 	switch {
-	case len(magic) == 0 && err == io.EOF:
+	case len(sig) == 0 && err == io.EOF:
 		return nil, fmt.Errorf("data: IDX %s: empty input", what)
 	case err != nil && err != io.EOF:
 		return nil, fmt.Errorf("data: IDX %s: %w", what, err)
 	}
-	if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
-		return &idxInput{what: what, src: br, avail: avail}, nil
-	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		return nil, fmt.Errorf("data: IDX %s: gzip header: %w", what, err)
-	}
-	zr.Multistream(false)
-	if avail >= 0 {
-		if avail > math.MaxInt64/maxDeflateRatio {
-			avail = math.MaxInt64
-		} else {
-			avail *= maxDeflateRatio
+	in := &idxInput{what: what, src: br, avail: avail}
+	if len(sig) == 2 && sig[0] == 0x1f && sig[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("data: IDX %s: gzip header: %w", what, err)
+		}
+		zr.Multistream(false)
+		in.src, in.gz = &gzipMembers{br: br, zr: zr}, true
+		if avail >= 0 {
+			if avail > math.MaxInt64/maxDeflateRatio {
+				in.avail = math.MaxInt64
+			} else {
+				in.avail = avail * maxDeflateRatio
+			}
 		}
 	}
-	return &idxInput{what: what, src: &gzipMembers{br: br, zr: zr}, gz: true, avail: avail}, nil
+	if err := in.header(h, magic); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
 // gzipMembers reads the members of a gzip stream one after the other, as
@@ -237,9 +228,9 @@ func (in *idxInput) header(h []byte, want uint32) error {
 	}
 }
 
-// payload reads the n bytes that follow the header. The buffer is allocated
-// at once when the input is known to be able to hold n bytes and grows with
-// the data otherwise.
+// payload reads the n bytes that follow the header and checks with end that
+// nothing follows them. The buffer is allocated at once when the input is
+// known to be able to hold n bytes and grows with the data otherwise.
 func (in *idxInput) payload(n int, what string) ([]byte, error) {
 	size := n
 	if in.avail < 0 || int64(n) > in.avail {
@@ -254,6 +245,9 @@ func (in *idxInput) payload(n int, what string) ([]byte, error) {
 			return nil, in.shortError(what, n, got, err)
 		}
 		if got == n {
+			if err := in.end(what); err != nil {
+				return nil, err
+			}
 			return buf, nil
 		}
 		grown := make([]byte, min(n, 2*len(buf)))

@@ -28,34 +28,18 @@ const (
 
 // registry lists the files of each data set, keyed by data set name.
 var registry = map[string][]File{
-	"mnist": {
-		mnistFile("train-images-idx3-ubyte.gz", 9912422,
-			"440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
-			"f68b3c2dcbeaaa9fbdd348bbdeb94873"),
-		mnistFile("train-labels-idx1-ubyte.gz", 28881,
-			"3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
-			"d53e105ee54ea40749a09fcbcd1e9432"),
-		mnistFile("t10k-images-idx3-ubyte.gz", 1648877,
-			"8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-			"9fb629c4189551a2d022fa330f9573f3"),
-		mnistFile("t10k-labels-idx1-ubyte.gz", 4542,
-			"f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
-			"ec29112dd5afa0611ce80d1b7f02629c"),
-	},
-	"fashion-mnist": {
-		fashionFile("train-images-idx3-ubyte.gz", 26421880,
-			"3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
-			"8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
-		fashionFile("train-labels-idx1-ubyte.gz", 29515,
-			"a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
-			"25c81989df183df01b3e8a0aad5dffbe"),
-		fashionFile("t10k-images-idx3-ubyte.gz", 4422102,
-			"346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
-			"bef4ecab320f06d8554ea6380940ec79"),
-		fashionFile("t10k-labels-idx1-ubyte.gz", 5148,
-			"67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
-			"bb300cfdad3c16e7a12a480ee83cd310"),
-	},
+	"mnist": idxFiles("mnist", []string{mnistMirror, mnistOriginal}, []idxSum{
+		{"train-images-idx3-ubyte.gz", 9912422, "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609", "f68b3c2dcbeaaa9fbdd348bbdeb94873"},
+		{"train-labels-idx1-ubyte.gz", 28881, "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c", "d53e105ee54ea40749a09fcbcd1e9432"},
+		{"t10k-images-idx3-ubyte.gz", 1648877, "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6", "9fb629c4189551a2d022fa330f9573f3"},
+		{"t10k-labels-idx1-ubyte.gz", 4542, "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6", "ec29112dd5afa0611ce80d1b7f02629c"},
+	}),
+	"fashion-mnist": idxFiles("fashion-mnist", []string{fashionMNISTURL}, []idxSum{
+		{"train-images-idx3-ubyte.gz", 26421880, "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84", "8d4fb7e6c68d591d4c3dfef9ec88bf0d"},
+		{"train-labels-idx1-ubyte.gz", 29515, "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845", "25c81989df183df01b3e8a0aad5dffbe"},
+		{"t10k-images-idx3-ubyte.gz", 4422102, "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073", "bef4ecab320f06d8554ea6380940ec79"},
+		{"t10k-labels-idx1-ubyte.gz", 5148, "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5", "bb300cfdad3c16e7a12a480ee83cd310"},
+	}),
 	// The bird/ship subset of the shared folder. It has no download URL:
 	// Source.CIFARFiles downloads the full CIFAR-10 archive instead.
 	"cifar10": {
@@ -110,26 +94,34 @@ var cifarBatches = []string{
 	"data_batch_4.bin", "data_batch_5.bin", cifarTestBatch,
 }
 
-func mnistFile(name string, size int64, sha256, md5 string) File {
-	return File{
-		Dataset: "mnist",
-		Path:    "mnist/" + name,
-		Size:    size,
-		SHA256:  sha256,
-		MD5:     md5,
-		URLs:    []string{mnistMirror + name, mnistOriginal + name},
-	}
+// idxSum is the name, size and checksums of a gzipped IDX file.
+type idxSum struct {
+	name   string
+	size   int64
+	sha256 string
+	md5    string
 }
 
-func fashionFile(name string, size int64, sha256, md5 string) File {
-	return File{
-		Dataset: "fashion-mnist",
-		Path:    "fashion-mnist/" + name,
-		Size:    size,
-		SHA256:  sha256,
-		MD5:     md5,
-		URLs:    []string{fashionMNISTURL + name},
+// idxFiles returns the registry entries of the IDX files of dataset, kept in
+// a folder named after the data set and downloaded from the URL prefixes
+// mirrors, in order.
+func idxFiles(dataset string, mirrors []string, sums []idxSum) []File {
+	files := make([]File, len(sums))
+	for i, f := range sums {
+		urls := make([]string, len(mirrors))
+		for j, m := range mirrors {
+			urls[j] = m + f.name
+		}
+		files[i] = File{
+			Dataset: dataset,
+			Path:    dataset + "/" + f.name,
+			Size:    f.size,
+			SHA256:  f.sha256,
+			MD5:     f.md5,
+			URLs:    urls,
+		}
 	}
+	return files
 }
 
 // Datasets returns the names of the data sets in the registry: "mnist",

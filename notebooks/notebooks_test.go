@@ -102,6 +102,20 @@ func executeAll(t *testing.T) map[string]*nbrun.Result {
 	return results
 }
 
+// readExecuted returns the notebook name as executeAll ran it.
+func readExecuted(t *testing.T, name string) *nbrun.Notebook {
+	t.Helper()
+	res := executeAll(t)[name]
+	if res == nil {
+		t.Fatalf("notebook %s missing", name)
+	}
+	nb, err := nbrun.Read(res.Executed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nb
+}
+
 func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 	for name, res := range executeAll(t) {
 		for _, e := range res.Errors {
@@ -175,14 +189,7 @@ func cellText(c nbrun.Cell) string {
 // TestQuickstartSecondTrainingCellContinuesTheFirst reads the executed
 // quickstart: the Resume cell must start at the Start cell's last iteration.
 func TestQuickstartSecondTrainingCellContinuesTheFirst(t *testing.T) {
-	res := executeAll(t)["00-quickstart.ipynb"]
-	if res == nil {
-		t.Fatal("quickstart notebook missing")
-	}
-	nb, err := nbrun.Read(res.Executed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nb := readExecuted(t, "00-quickstart.ipynb")
 	first, second := -1, -1
 	for i, c := range nb.Cells {
 		src := c.SourceText()
@@ -225,14 +232,7 @@ var runLine = regexp.MustCompile(`(Back-prop|ADMM)(?: \(DS\))? done: \d+ [a-zA-Z
 // ADMM, and the ADMM network classifies its validation set well above chance
 // even at the small size (76–95 % measured).
 func TestTablesNotebookTrainsBothMethodsOnEveryDataSet(t *testing.T) {
-	res := executeAll(t)["10-admm-tables.ipynb"]
-	if res == nil {
-		t.Fatal("notebook 10 missing")
-	}
-	nb, err := nbrun.Read(res.Executed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nb := readExecuted(t, "10-admm-tables.ipynb")
 	sets := 0
 	for _, c := range nb.Cells {
 		if !strings.Contains(c.SourceText(), "runTable(") || strings.Contains(c.SourceText(), "func runTable") {

@@ -196,15 +196,9 @@ const cvxbPStarAgree = 1e-6
 // and writes <outDir>/cvxopt/result.json.
 func BenchCVXOPT(ctx context.Context, cfg CVXOPTConfig, outDir string, stdout io.Writer) error {
 	start := time.Now()
-	if cfg.Script == "" {
-		root, err := nbrun.RepoRoot()
-		if err != nil {
-			return fmt.Errorf("bench cvxopt: finding bench/cvxopt_convex.py: %w (or pass -script)", err)
-		}
-		cfg.Script = filepath.Join(root, "bench", "cvxopt_convex.py")
-	}
-	if _, err := os.Stat(cfg.Script); err != nil {
-		return fmt.Errorf("bench cvxopt: the CVXOPT script: %w", err)
+	var err error
+	if cfg.Script, err = benchScript("cvxopt", cfg.Script, "cvxopt_convex.py"); err != nil {
+		return err
 	}
 	version, err := cvxbCheckPython(ctx, cfg.Python)
 	if err != nil {
@@ -735,20 +729,15 @@ type cvxbCVXOPTOut struct {
 // cvxbRunCVXOPT runs the CVXOPT script on p.
 func cvxbRunCVXOPT(ctx context.Context, p *solvers.Program, cfg CVXOPTConfig, j cvxbJudge) (*cvxbCVXOPTOut, error) {
 	in := struct {
-		X         [][]float64 `json:"X"`
-		Y         []float64   `json:"y"`
-		D         [][]int     `json:"D"`
-		Loss      string      `json:"loss"`
-		Beta      float64     `json:"beta"`
-		PStar     float64     `json:"pstar"`
-		Target    float64     `json:"target"`
-		ViolScale float64     `json:"viol_scale"`
-		ViolTol   float64     `json:"viol_tol"`
-		Runs      int         `json:"runs"`
-		MaxK      int         `json:"max_k"`
-	}{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta, PStar: j.pstar, Target: j.target, ViolScale: j.scale,
+		solvers.ProgramRows
+		PStar     float64 `json:"pstar"`
+		Target    float64 `json:"target"`
+		ViolScale float64 `json:"viol_scale"`
+		ViolTol   float64 `json:"viol_tol"`
+		Runs      int     `json:"runs"`
+		MaxK      int     `json:"max_k"`
+	}{ProgramRows: p.Rows(), PStar: j.pstar, Target: j.target, ViolScale: j.scale,
 		ViolTol: j.violTol, Runs: cfg.Runs, MaxK: 200}
-	in.X, in.D = p.Table()
 	js, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
@@ -838,4 +827,21 @@ func cvxbGoal(r float64) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// benchScript returns the peer's script of `convexnn bench peer`: script
+// when given (the -script flag), else bench/<name> in the repository, and
+// checks that it exists.
+func benchScript(peer, script, name string) (string, error) {
+	if script == "" {
+		root, err := nbrun.RepoRoot()
+		if err != nil {
+			return "", fmt.Errorf("bench %s: finding bench/%s: %w (or pass -script)", peer, name, err)
+		}
+		script = filepath.Join(root, "bench", name)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return "", fmt.Errorf("bench %s: the script: %w", peer, err)
+	}
+	return script, nil
 }

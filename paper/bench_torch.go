@@ -20,7 +20,6 @@ import (
 
 	"github.com/convexnn/convexnn/cvx"
 	"github.com/convexnn/convexnn/data"
-	"github.com/convexnn/convexnn/internal/nbrun"
 )
 
 // DebianPython is Debian's interpreter, the one with python3-cvxopt and
@@ -52,23 +51,26 @@ type TorchOptions struct {
 // bench/torch_backprop.py writes it. Times are seconds of training (model
 // creation and the steps; evaluations excluded).
 type torchRun struct {
-	LR                float64      `json:"lr"`
-	Reached           bool         `json:"reached"`
-	SecondsToTarget   *float64     `json:"seconds_to_target"`
-	EpochsToTarget    *float64     `json:"epochs_to_target"`
-	BestCorrect       int          `json:"best_correct"`
-	BestAccuracy      *float64     `json:"best_accuracy"`
-	SecondsToBest     *float64     `json:"seconds_to_best"`
-	EpochsToBest      *float64     `json:"epochs_to_best"`
-	FinalAccuracy     *float64     `json:"final_accuracy"`
-	FinalTrainingLoss *float64     `json:"final_training_loss"`
-	FinalObjective    *float64     `json:"final_objective"`
-	Diverged          bool         `json:"diverged"`
-	Stopped           string       `json:"stopped"`
-	Epochs            int          `json:"epochs"`
-	Steps             int          `json:"steps"`
-	TrainSeconds      float64      `json:"train_seconds"`
-	Curve             [][3]float64 `json:"curve"` // (seconds, validation accuracy, epochs)
+	LR                float64  `json:"lr"`
+	Reached           bool     `json:"reached"`
+	SecondsToTarget   *float64 `json:"seconds_to_target"`
+	EpochsToTarget    *float64 `json:"epochs_to_target"`
+	BestCorrect       int      `json:"best_correct"`
+	BestAccuracy      *float64 `json:"best_accuracy"`
+	SecondsToBest     *float64 `json:"seconds_to_best"`
+	EpochsToBest      *float64 `json:"epochs_to_best"`
+	FinalAccuracy     *float64 `json:"final_accuracy"`
+	FinalTrainingLoss *float64 `json:"final_training_loss"`
+	FinalObjective    *float64 `json:"final_objective"`
+	// Stopped says why the run ended: "epochs" (the epoch budget),
+	// "seconds" (the time budget) or "diverged" (a non-finite loss; then
+	// Diverged is true).
+	Stopped      string       `json:"stopped"`
+	Diverged     bool         `json:"diverged"`
+	Epochs       int          `json:"epochs"`
+	Steps        int          `json:"steps"`
+	TrainSeconds float64      `json:"train_seconds"`
+	Curve        [][3]float64 `json:"curve"` // (seconds, validation accuracy, epochs)
 }
 
 // torchOutput is bench/torch_backprop.py's result.json.
@@ -166,15 +168,9 @@ var torchDefinitions = map[string]string{
 // data and reports the best rate's time to A and the ratio of the two
 // times; it writes <outDir>/torch/result.json.
 func BenchTorch(ctx context.Context, exps []*Experiment, size Size, opts TorchOptions, outDir string, stdout io.Writer) error {
-	if opts.Script == "" {
-		root, err := nbrun.RepoRoot()
-		if err != nil {
-			return fmt.Errorf("bench torch: finding bench/torch_backprop.py: %w (or pass -script)", err)
-		}
-		opts.Script = filepath.Join(root, "bench", "torch_backprop.py")
-	}
-	if _, err := os.Stat(opts.Script); err != nil {
-		return fmt.Errorf("bench torch: the script: %w", err)
+	var err error
+	if opts.Script, err = benchScript("torch", opts.Script, "torch_backprop.py"); err != nil {
+		return err
 	}
 	if opts.Python == "" {
 		opts.Python = DebianPython

@@ -1,7 +1,6 @@
 package paper
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,13 +21,12 @@ import (
 // both sweeps, positive times, accuracies in (0.5, 1], finite slopes) and
 // report.html (four charts, no network address).
 func TestReproduceComplexitySmall(t *testing.T) {
-	t.Setenv("CONVEXNN_DATA", testenv.SharedData(t))
-	out := t.TempDir()
-	var stdout bytes.Buffer
 	const name = "fig-admm-complexity"
-	if err := reproduceNamed(context.Background(), t, &stdout, out, 1, name); err != nil {
-		t.Fatalf("reproduce -size small %s: %v\n%s", name, err, stdout.String())
+	e, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
 	}
+	out, stdout := reproduceSmall(t, e)
 	dir := filepath.Join(out, name)
 	raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	if err != nil {

@@ -18,13 +18,9 @@ import (
 // it writes: result.json with a positive accuracy per method and the
 // paper's table, and report.html with the measured table.
 func TestReproduceSmall(t *testing.T) {
-	t.Setenv("CONVEXNN_DATA", testenv.SharedData(t))
-	out := t.TempDir()
-	var stdout bytes.Buffer
 	// Every experiment except the figure notebooks, which the notebook
 	// tests execute already: of those only one, for the mechanism. Under
 	// -race one experiment; make test runs the others without it.
-	var which []string
 	var run []*Experiment
 	for _, e := range experiments {
 		keep := !isFigureNotebook(e.Name) || e.Name == "fig-admm-acc"
@@ -32,15 +28,13 @@ func TestReproduceSmall(t *testing.T) {
 			keep = e.Name == "table3-fmnist-ds"
 		}
 		if keep {
-			which, run = append(which, e.Name), append(run, e)
+			run = append(run, e)
 		}
 	}
 	if len(run) == 0 {
 		t.Fatal("no experiments")
 	}
-	if err := Reproduce(context.Background(), run, SizeSmall, 1, out, &stdout); err != nil {
-		t.Fatalf("reproduce -size small %s: %v\n%s", which, err, stdout.String())
-	}
+	out, stdout := reproduceSmall(t, run...)
 	for _, e := range run {
 		dir := filepath.Join(out, e.Name)
 		if e.run != nil {
@@ -219,6 +213,23 @@ func TestReproduceInterruptedKeepsFinishedRuns(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
 		t.Errorf("report.html present after an interrupted experiment")
 	}
+}
+
+// reproduceSmall runs Reproduce of exps at SizeSmall, one run each, on the
+// shared data folder into a temporary directory; it returns the directory
+// and Reproduce's output, and fails the test with the output on an error.
+func reproduceSmall(t *testing.T, exps ...*Experiment) (out string, stdout *bytes.Buffer) {
+	t.Helper()
+	t.Setenv("CONVEXNN_DATA", testenv.SharedData(t))
+	out, stdout = t.TempDir(), new(bytes.Buffer)
+	if err := Reproduce(context.Background(), exps, SizeSmall, 1, out, stdout); err != nil {
+		var names []string
+		for _, e := range exps {
+			names = append(names, e.Name)
+		}
+		t.Fatalf("reproduce -size small %s: %v\n%s", names, err, stdout)
+	}
+	return out, stdout
 }
 
 // reproduceNamed is Reproduce of the experiments named, at SizeSmall.

@@ -52,13 +52,9 @@ func Bar(o BarOptions, categories []string, groups ...Bars) (*Figure, error) {
 		cats[i] = text(c)
 	}
 	c := charts.NewBar()
+	c.SetGlobalOptions(frameOpts(w, h, o.Title, named, false)...)
 	c.SetGlobalOptions(
-		charts.WithInitializationOpts(initOpts(w, h)),
-		charts.WithTitleOpts(titleOpts(o.Title)),
 		charts.WithTooltipOpts(tooltipOpts("axis")),
-		charts.WithLegendOpts(legendOpts(named, o.Title)),
-		charts.WithToolboxOpts(toolboxOpts(false)),
-		charts.WithGridOpts(opts.Grid{Left: "24", Right: "40", Top: gridTop(o.Title, named), Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "category", Name: text(o.XLabel), NameLocation: "middle", NameGap: 28, Data: cats}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: text(o.YLabel)}),
 	)

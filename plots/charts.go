@@ -45,12 +45,9 @@ func Line(o LineOptions, s ...Series) (*Figure, error) {
 	if len(s) == 0 {
 		return nil, fmt.Errorf("plots: %s: no series", fn)
 	}
-	named := false
-	for i, se := range s {
-		if err := checkXY(fn, "series", i, se.Name, se.X, se.Y, o.LogY); err != nil {
-			return nil, err
-		}
-		named = named || se.Name != ""
+	named, err := checkGroups(fn, "series", s, o.LogY)
+	if err != nil {
+		return nil, err
 	}
 
 	yAxis := opts.YAxis{Type: "value", Name: text(o.YLabel), Scale: opts.Bool(true), AxisLine: offZero()}
@@ -59,13 +56,9 @@ func Line(o LineOptions, s ...Series) (*Figure, error) {
 		yAxis.AxisLabel = &opts.AxisLabel{Formatter: opts.FuncOpts(logLabelJS)}
 	}
 	c := charts.NewLine()
+	c.SetGlobalOptions(frameOpts(w, h, o.Title, named, true)...)
 	c.SetGlobalOptions(
-		charts.WithInitializationOpts(initOpts(w, h)),
-		charts.WithTitleOpts(titleOpts(o.Title)),
 		charts.WithTooltipOpts(tooltipOpts("axis")),
-		charts.WithLegendOpts(legendOpts(named, o.Title)),
-		charts.WithToolboxOpts(toolboxOpts(true)),
-		charts.WithGridOpts(opts.Grid{Left: "24", Right: "40", Top: gridTop(o.Title, named), Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: text(o.XLabel), NameLocation: "middle", NameGap: 28, Scale: opts.Bool(true), AxisLine: offZero(),
 			AxisPointer: &opts.AxisPointer{Label: &opts.Label{Formatter: string(opts.FuncOpts(axisPointerLabelJS))}}}),
 		charts.WithYAxisOpts(yAxis),
@@ -143,21 +136,14 @@ func Scatter(o ScatterOptions, g ...Points) (*Figure, error) {
 	if len(g) == 0 {
 		return nil, fmt.Errorf("plots: %s: no point groups", fn)
 	}
-	named := false
-	for i, pg := range g {
-		if err := checkXY(fn, "group", i, pg.Name, pg.X, pg.Y, false); err != nil {
-			return nil, err
-		}
-		named = named || pg.Name != ""
+	named, err := checkGroups(fn, "group", g, false)
+	if err != nil {
+		return nil, err
 	}
 	c := charts.NewScatter()
+	c.SetGlobalOptions(frameOpts(w, h, o.Title, named, true)...)
 	c.SetGlobalOptions(
-		charts.WithInitializationOpts(initOpts(w, h)),
-		charts.WithTitleOpts(titleOpts(o.Title)),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "item", Formatter: opts.FuncOpts(pointTooltipJS)}),
-		charts.WithLegendOpts(legendOpts(named, o.Title)),
-		charts.WithToolboxOpts(toolboxOpts(true)),
-		charts.WithGridOpts(opts.Grid{Left: "24", Right: "40", Top: gridTop(o.Title, named), Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: text(o.XLabel), NameLocation: "middle", NameGap: 28, Scale: opts.Bool(true), AxisLine: offZero()}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: text(o.YLabel), Scale: opts.Bool(true), AxisLine: offZero()}),
 	)
@@ -227,12 +213,9 @@ func Heatmap(o HeatmapOptions, g Grid, overlay ...Points) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	named := false
-	for i, pg := range overlay {
-		if err := checkXY(fn, "overlay group", i, pg.Name, pg.X, pg.Y, false); err != nil {
-			return nil, err
-		}
-		named = named || pg.Name != ""
+	named, err := checkGroups(fn, "overlay group", overlay, false)
+	if err != nil {
+		return nil, err
 	}
 	xe, ye := edges(g.X), edges(g.Y)
 	// Let points outside the grid show too.

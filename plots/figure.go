@@ -222,6 +222,19 @@ func checkXY(fn, what string, index int, name string, x, y []float64, positiveY 
 	return nil
 }
 
+// checkGroups validates the series or point groups of a chart with checkXY,
+// calling each what and its index, and reports whether any is named.
+func checkGroups[G Series | Points](fn, what string, g []G, positiveY bool) (named bool, err error) {
+	for i := range g {
+		p := Points(g[i])
+		if err := checkXY(fn, what, i, p.Name, p.X, p.Y, positiveY); err != nil {
+			return false, err
+		}
+		named = named || p.Name != ""
+	}
+	return named, nil
+}
+
 // checkGrid validates g and reports its value range.
 func checkGrid(fn string, g Grid, minSide int) (zmin, zmax float64, err error) {
 	if len(g.X) < minSide || len(g.Y) < minSide {
@@ -323,28 +336,22 @@ func (p *patch) Visit(obj map[string]interface{}) {
 }
 
 // VisitXAxis implements charts.ConfigurationVisitor.
-func (p *patch) VisitXAxis(a []opts.XAxis) interface{} {
-	if len(a) == 0 || len(p.xAxis) == 0 {
-		return a
-	}
-	out := make([]interface{}, len(a))
-	for i := range a {
-		out[i] = a[i]
-	}
-	out[0] = merged{base: a[0], extra: p.xAxis}
-	return out
-}
+func (p *patch) VisitXAxis(a []opts.XAxis) interface{} { return mergeFirst(a, p.xAxis) }
 
 // VisitYAxis implements charts.ConfigurationVisitor.
-func (p *patch) VisitYAxis(a []opts.YAxis) interface{} {
-	if len(a) == 0 || len(p.yAxis) == 0 {
+func (p *patch) VisitYAxis(a []opts.YAxis) interface{} { return mergeFirst(a, p.yAxis) }
+
+// mergeFirst returns the axes a with extra merged into the first, or a
+// itself when there is nothing to merge.
+func mergeFirst[Axis any](a []Axis, extra map[string]interface{}) interface{} {
+	if len(a) == 0 || len(extra) == 0 {
 		return a
 	}
 	out := make([]interface{}, len(a))
 	for i := range a {
 		out[i] = a[i]
 	}
-	out[0] = merged{base: a[0], extra: p.yAxis}
+	out[0] = merged{base: a[0], extra: extra}
 	return out
 }
 

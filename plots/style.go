@@ -9,6 +9,7 @@ import (
 
 	stdfont "golang.org/x/image/font"
 
+	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -244,4 +245,18 @@ func legendOpts(show bool, title string) opts.Legend {
 		top = "32"
 	}
 	return opts.Legend{Show: opts.Bool(show), Type: "scroll", Top: top, Left: "center"}
+}
+
+// frameOpts returns the options Line, Scatter and Bar share: the chart's
+// size and background, the title, the legend (shown when a series is
+// named), the toolbox (with zoom buttons when zoom is set) and a plot area
+// with room for them.
+func frameOpts(w, h int, title string, named, zoom bool) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		charts.WithInitializationOpts(initOpts(w, h)),
+		charts.WithTitleOpts(titleOpts(title)),
+		charts.WithLegendOpts(legendOpts(named, title)),
+		charts.WithToolboxOpts(toolboxOpts(zoom)),
+		charts.WithGridOpts(opts.Grid{Left: "24", Right: "40", Top: gridTop(title, named), Bottom: "40", ContainLabel: opts.Bool(true)}),
+	}
 }

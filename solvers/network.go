@@ -120,11 +120,8 @@ const predictBlock = 512
 // Accuracy returns the fraction of points classified right: f(x_k) ≥ 0
 // predicts the positive class, y_k > 0 (labels −1/+1 or 0/1).
 func Accuracy(pred, y []float64) (float64, error) {
-	if len(pred) != len(y) {
-		return 0, fmt.Errorf("solvers: %d predictions for %d labels", len(pred), len(y))
-	}
-	if len(y) == 0 {
-		return 0, errors.New("solvers: accuracy of an empty set")
+	if err := checkScored(pred, y, "labels", "accuracy"); err != nil {
+		return 0, err
 	}
 	var ok int
 	for k := range y {
@@ -150,11 +147,8 @@ func CheckFinite(name string, x *mat.Dense) error {
 
 // MSE returns the mean squared error (1/n) Σ_k (pred_k − y_k)².
 func MSE(pred, y []float64) (float64, error) {
-	if len(pred) != len(y) {
-		return 0, fmt.Errorf("solvers: %d predictions for %d targets", len(pred), len(y))
-	}
-	if len(y) == 0 {
-		return 0, errors.New("solvers: MSE of an empty set")
+	if err := checkScored(pred, y, "targets", "MSE"); err != nil {
+		return 0, err
 	}
 	var s float64
 	for k := range y {
@@ -162,4 +156,16 @@ func MSE(pred, y []float64) (float64, error) {
 		s += d * d
 	}
 	return s / float64(len(y)), nil
+}
+
+// checkScored checks that there is one prediction per label (or target)
+// and at least one point before a score of them is taken.
+func checkScored(pred, y []float64, labels, score string) error {
+	if len(pred) != len(y) {
+		return fmt.Errorf("solvers: %d predictions for %d %s", len(pred), len(y), labels)
+	}
+	if len(y) == 0 {
+		return fmt.Errorf("solvers: %s of an empty set", score)
+	}
+	return nil
 }

@@ -15,25 +15,8 @@ func TestPredictMatchesEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, bias := range []bool{false, true} {
 		rows, cols, m := predictBlock+77, 5, 9
-		x := mat.NewDense(rows, cols, nil)
-		for k := 0; k < rows; k++ {
-			for i := 0; i < cols; i++ {
-				x.Set(k, i, rng.NormFloat64())
-			}
-		}
-		d := cols
-		if bias {
-			d++
-		}
-		u := mat.NewDense(d, m, nil)
-		alpha := make([]float64, m)
-		for j := 0; j < m; j++ {
-			alpha[j] = rng.NormFloat64()
-			for i := 0; i < d; i++ {
-				u.Set(i, j, rng.NormFloat64())
-			}
-		}
-		net := &Network{U: u, Alpha: alpha, Bias: bias}
+		x := robRaw(rng, rows, cols)
+		net := robNetwork(rng, cols, m, bias)
 		pred, err := net.Predict(x)
 		if err != nil {
 			t.Fatal(err)

@@ -483,33 +483,27 @@ func TestSamplePatterns(t *testing.T) {
 			t.Fatalf("sampled pattern %s is not a cell's pattern", k)
 		}
 	}
-	b, err := SamplePatterns(x, 40, 7, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range a {
-		if patString(a[i]) != patString(b[i]) {
-			t.Fatalf("same seed, pattern %d differs", i)
+	// firstDiff returns the first index of the first p patterns of (p,
+	// seed) at which they differ from a, or -1.
+	firstDiff := func(p int, seed uint64) int {
+		b, err := SamplePatterns(x, p, seed, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	pre, err := SamplePatterns(x, 10, 7, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pre {
-		if patString(pre[i]) != patString(a[i]) {
-			t.Fatalf("p = 10 is not a prefix of p = 40 at %d", i)
+		for i := range b {
+			if patString(a[i]) != patString(b[i]) {
+				return i
+			}
 		}
+		return -1
 	}
-	c, err := SamplePatterns(x, 40, 8, 0)
-	if err != nil {
-		t.Fatal(err)
+	if i := firstDiff(40, 7); i >= 0 {
+		t.Fatalf("same seed, pattern %d differs", i)
 	}
-	same := true
-	for i := range a {
-		same = same && patString(a[i]) == patString(c[i])
+	if i := firstDiff(10, 7); i >= 0 {
+		t.Fatalf("p = 10 is not a prefix of p = 40 at %d", i)
 	}
-	if same {
+	if firstDiff(40, 8) < 0 {
 		t.Error("seeds 7 and 8 gave the same patterns")
 	}
 

@@ -16,15 +16,10 @@ type Pattern []bool
 // Patterns is the list D_1 … D_P of the convex program.
 type Patterns []Pattern
 
-// Table returns the program's data as plain rows, the form JSON files and
-// independent solvers take: X (n×d, with the bias column when the program
-// has one) and the patterns D_1 … D_P as rows of 0/1 over the n points.
-func (p *Program) Table() (x [][]float64, d [][]int) {
-	n, c := p.X.Dims()
-	for k := 0; k < n; k++ {
-		x = append(x, append([]float64(nil), p.X.RawRowView(k)[:c]...))
-	}
-	for _, pat := range p.D {
+// Rows returns the patterns D_1 … D_P as rows of 0/1 over the n points.
+func (ps Patterns) Rows() [][]int {
+	d := make([][]int, 0, len(ps))
+	for _, pat := range ps {
 		row := make([]int, len(pat))
 		for k, on := range pat {
 			if on {
@@ -33,7 +28,28 @@ func (p *Program) Table() (x [][]float64, d [][]int) {
 		}
 		d = append(d, row)
 	}
-	return x, d
+	return d
+}
+
+// ProgramRows is a program as plain rows, the form JSON files and the
+// independent solvers (the tests' cvxopt oracle, bench/cvxopt_convex.py)
+// take.
+type ProgramRows struct {
+	X    [][]float64 `json:"X"` // n×d, with the bias column when the program has one
+	Y    []float64   `json:"y"`
+	D    [][]int     `json:"D"` // Patterns.Rows
+	Loss string      `json:"loss"`
+	Beta float64     `json:"beta"`
+}
+
+// Rows returns the program as plain rows.
+func (p *Program) Rows() ProgramRows {
+	n, c := p.X.Dims()
+	x := make([][]float64, n)
+	for k := range x {
+		x[k] = append([]float64(nil), p.X.RawRowView(k)[:c]...)
+	}
+	return ProgramRows{X: x, Y: p.Y, D: p.D.Rows(), Loss: p.Loss.String(), Beta: p.Beta}
 }
 
 // Program is the convex training program of eq. (convex_general), or its

@@ -15,12 +15,7 @@ import (
 func feasibleProgram(t *testing.T, n, d, np int, loss Loss, seed uint64) (*Program, Weights) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
-	x := mat.NewDense(n, d, nil)
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-	}
+	x := robRaw(rng, n, d)
 	y := make([]float64, n)
 	for k := range y {
 		y[k] = 1

@@ -66,12 +66,10 @@ func robGauss(rng *rand.Rand, d int) []float64 {
 	return a
 }
 
-// robProgram returns a program on n points with f raw features (plus the
-// bias column when bias), np patterns of random directions and random
-// weights that ignore the cone constraints (a few groups zero), and the raw
-// features.
-func robProgram(n, f, np int, loss Loss, bias bool, seed uint64) (*Program, Weights, *mat.Dense) {
-	rng := rand.New(rand.NewPCG(seed, 77))
+// robData returns a program on n Gaussian points with f raw features (plus
+// the bias column when bias) and labels for the loss, without patterns,
+// zero weights for np patterns, and the raw features.
+func robData(rng *rand.Rand, n, f, np int, loss Loss, bias bool) (*Program, Weights, *mat.Dense) {
 	raw := robRaw(rng, n, f)
 	x := robWithBias(raw, bias)
 	_, d := x.Dims()
@@ -80,7 +78,18 @@ func robProgram(n, f, np int, loss Loss, bias bool, seed uint64) (*Program, Weig
 		y[k] = robLabel(rng, loss)
 	}
 	p := &Program{X: x, Y: y, Loss: loss, Beta: 0.05, Bias: bias}
-	wt := Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}
+	return p, Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}, raw
+}
+
+// robProgram returns a program on n points with f raw features (plus the
+// bias column when bias), np patterns of random directions and random
+// weights that ignore the cone constraints (a few groups zero), and the raw
+// features.
+func robProgram(n, f, np int, loss Loss, bias bool, seed uint64) (*Program, Weights, *mat.Dense) {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	p, wt, raw := robData(rng, n, f, np, loss, bias)
+	x := p.X
+	_, d := x.Dims()
 	for i := 0; i < np; i++ {
 		p.D = append(p.D, robPattern(x, robGauss(rng, d)))
 		for j := 0; j < d; j++ {
@@ -93,6 +102,34 @@ func robProgram(n, f, np int, loss Loss, bias bool, seed uint64) (*Program, Weig
 		}
 	}
 	return p, wt, raw
+}
+
+// robEval holds the robust quantities of weights for a perturbation set.
+type robEval struct {
+	obj, viol float64    // RobustObjective, RobustViolation
+	terms     []float64  // RobustPointLosses
+	delta     *mat.Dense // WorstCase
+}
+
+// robEvaluate computes the robust quantities of wt for pt, failing the test
+// on an error.
+func robEvaluate(t *testing.T, p *Program, wt Weights, pt Perturbation) robEval {
+	t.Helper()
+	var r robEval
+	var err error
+	if r.obj, err = RobustObjective(p, wt, pt); err != nil {
+		t.Fatal(err)
+	}
+	if r.viol, err = RobustViolation(p, wt, pt); err != nil {
+		t.Fatal(err)
+	}
+	if r.terms, err = RobustPointLosses(p, wt, pt); err != nil {
+		t.Fatal(err)
+	}
+	if r.delta, err = WorstCase(p, wt, pt); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // robNormP returns ‖v‖_p for the perturbation's norm (not the dual).
@@ -254,21 +291,11 @@ func TestRobustZeroEpsReducesExactly(t *testing.T) {
 			viol, _ := p.Violation(wt)
 			for _, norm := range robNorms {
 				pt := Perturbation{Eps: 0, Norm: norm}
-				robj, err := RobustObjective(p, wt, pt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rviol, err := RobustViolation(p, wt, pt)
-				if err != nil {
-					t.Fatal(err)
-				}
+				r := robEvaluate(t, p, wt, pt)
+				robj, rviol, delta := r.obj, r.viol, r.delta
 				if robj != obj || rviol != viol {
 					t.Errorf("%v bias=%v %s: ε = 0 gives objective %v (standard %v), violation %v (standard %v)",
 						loss, bias, norm, robj, obj, rviol, viol)
-				}
-				delta, err := WorstCase(p, wt, pt)
-				if err != nil {
-					t.Fatal(err)
 				}
 				if mat.Norm(delta, math.Inf(1)) != 0 {
 					t.Errorf("%v %s: ε = 0 worst case is not zero", loss, norm)
@@ -292,14 +319,8 @@ func TestRobustObjectiveMonotoneInEps(t *testing.T) {
 				prevObj, prevViol := math.Inf(-1), math.Inf(-1)
 				for _, eps := range epss {
 					pt := Perturbation{Eps: eps, Norm: norm}
-					obj, err := RobustObjective(p, wt, pt)
-					if err != nil {
-						t.Fatal(err)
-					}
-					viol, err := RobustViolation(p, wt, pt)
-					if err != nil {
-						t.Fatal(err)
-					}
+					r := robEvaluate(t, p, wt, pt)
+					obj, viol := r.obj, r.viol
 					if obj < std || obj < prevObj || viol < prevViol {
 						t.Fatalf("trial %d %v %s ε=%v: objective %v (previous %v, standard %v), violation %v (previous %v)",
 							trial, loss, norm, eps, obj, prevObj, std, viol, prevViol)
@@ -328,14 +349,8 @@ func TestWorstCaseAttainsBruteForceMaximum(t *testing.T) {
 				n := len(p.Y)
 				for _, norm := range robNorms {
 					pt := Perturbation{Eps: 0.2, Norm: norm}
-					terms, err := RobustPointLosses(p, wt, pt)
-					if err != nil {
-						t.Fatal(err)
-					}
-					delta, err := WorstCase(p, wt, pt)
-					if err != nil {
-						t.Fatal(err)
-					}
+					r := robEvaluate(t, p, wt, pt)
+					terms, delta := r.terms, r.delta
 					if r, c := delta.Dims(); r != n || c != f {
 						t.Fatalf("Δ* is %d×%d, want %d×%d (bias column left out)", r, c, n, f)
 					}
@@ -446,15 +461,9 @@ func TestWorstCaseMatchesTheoremFormulas(t *testing.T) {
 // satisfy the robust constraints, min over i, k of |x_kᵀa_i|/‖a_i^f‖_*.
 func robFeasible(n, f, np int, loss Loss, bias bool, norm Norm, seed uint64) (*Program, Weights, *mat.Dense, float64) {
 	rng := rand.New(rand.NewPCG(seed, 78))
-	raw := robRaw(rng, n, f)
-	x := robWithBias(raw, bias)
+	p, wt, raw := robData(rng, n, f, np, loss, bias)
+	x := p.X
 	_, d := x.Dims()
-	y := make([]float64, n)
-	for k := range y {
-		y[k] = robLabel(rng, loss)
-	}
-	p := &Program{X: x, Y: y, Loss: loss, Beta: 0.05, Bias: bias}
-	wt := Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}
 	pt := Perturbation{Norm: norm}
 	epsMax := math.Inf(1)
 	for i := 0; i < np; i++ {

@@ -34,8 +34,7 @@ const attackUsage = "usage: convexnn attack -network result.json -data problem.j
 // strongest iterate kept (backprop.AttackOptions.KeepBest), so the attacked
 // accuracy is at most the clean one for the classification losses.
 func attackCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("attack", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := quietFlags("attack")
 	netFile := fs.String("network", "", "result JSON of convexnn solve (its \"network\")")
 	dataFile := fs.String("data", "", "problem JSON (X, y, loss; - for stdin)")
 	method := fs.String("method", "", "pgd or fgsm")

@@ -13,17 +13,7 @@ import (
 
 func attackJSONOf(t *testing.T, args ...string) attackJSON {
 	t.Helper()
-	var out bytes.Buffer
-	if err := attackCommand(context.Background(), args, &out); err != nil {
-		t.Fatalf("attack %v: %v", args, err)
-	}
-	var r attackJSON
-	dec := json.NewDecoder(&out)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return commandJSON[attackJSON](t, "attack", attackCommand, args)
 }
 
 // solvedProblem solves a small problem by the interior-point method and

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"math"
 	"os"
@@ -48,8 +47,7 @@ const benchCVXOPTUsage = `usage: convexnn bench cvxopt [-out out/bench] [-runs N
 // paper.BenchCVXOPT.
 func benchCVXOPT(ctx context.Context, args []string, stdout io.Writer) error {
 	def := paper.DefaultCVXOPTConfig(paper.SizePaper)
-	fs := flag.NewFlagSet("bench cvxopt", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := quietFlags("bench cvxopt")
 	out := fs.String("out", "out/bench", "output directory: writes <out>/cvxopt/result.json")
 	runs := fs.Int("runs", def.Runs, "timed runs per solver; the table shows medians")
 	size := fs.String("size", "paper", "paper (n = 500, d = 20, P_s = 40) or small (n = 60, d = 5, P_s = 6); -n, -d, -ps override")
@@ -131,8 +129,7 @@ experiments (default all four): table2-mnist, table3-fmnist, table3-fmnist-ds, t
 // benchTorch parses the flags of `convexnn bench torch` and runs
 // paper.BenchTorch.
 func benchTorch(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("bench torch", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := quietFlags("bench torch")
 	out := fs.String("out", "out/bench", "output directory: writes <out>/torch/result.json")
 	size := fs.String("size", "paper", "paper (the experiments' paper settings) or small (seconds)")
 	lrs := fs.String("lrs", paper.TorchDefaultLRs, "comma-separated Adam learning rates of the PyTorch grid")

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -130,4 +131,12 @@ func notebooks(ctx context.Context, args []string) error {
 		return fmt.Errorf("%d notebook cells failed", failed)
 	}
 	return nil
+}
+
+// quietFlags returns a flag set for a subcommand that reports parse errors
+// only as its returned error (main prints them with the usage).
+func quietFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
 }

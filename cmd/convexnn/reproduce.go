@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -14,8 +13,7 @@ import (
 // reproduceCommand is `convexnn reproduce`: it parses the flags and runs
 // paper.Reproduce.
 func reproduceCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("reproduce", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := quietFlags("reproduce")
 	size := fs.String("size", "paper", "paper (the paper's sizes) or small (every experiment in seconds)")
 	out := fs.String("out", "out", "output directory: writes <out>/<experiment>/result.json and report.html")
 	runs := fs.Int("runs", 1, "independent runs (seeds 1 … N) per method; the table shows means")

@@ -61,9 +61,15 @@ type networkJSON struct {
 	Bias  bool        `json:"bias"`
 }
 
+// resultJSON is the result file of convexnn solve.
 type resultJSON struct {
-	Status             string      `json:"status"`
-	Solver             string      `json:"solver"`
+	Status string `json:"status"`
+	Solver string `json:"solver"`
+	// Objective is the solver's convex objective at the solution (l^{v,w}
+	// of eq. convex_general for ipm and admm, eq. SCP2 for scp),
+	// NonconvexObjective l^{u,α} of Network on the clean data,
+	// MaxViolation the largest violation of the cone constraints; robust
+	// problems: see Eps.
 	Objective          float64     `json:"objective"`
 	NonconvexObjective float64     `json:"nonconvex_objective"`
 	MaxViolation       float64     `json:"max_constraint_violation"`
@@ -216,13 +222,9 @@ func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Pe
 			return nil, pert, badInput("problem: field \"robust_sampling\": \"P\" = %d directions and \"S\" = %d samples per direction must be ≥ 1", rs.P, rs.S)
 		}
 		pats, err := solvers.SampleRobustPatterns(x, pj.Bias, rs.P, rs.S, pert, pj.P, *rs.Seed, 0)
-		var few *solvers.FewPatternsError
-		if errors.As(err, &few) {
-			fmt.Fprintf(os.Stderr, "convexnn: warning: %v; solving with %d patterns\n", err, len(pats))
-		} else if err != nil {
-			return nil, pert, badInput("problem: field \"robust_sampling\": %v", err)
+		if p.D, err = sampled(pats, err, "field \"robust_sampling\": "); err != nil {
+			return nil, pert, err
 		}
-		p.D = pats
 	case pj.D != nil:
 		for i, row := range pj.D {
 			if len(row) != n {
@@ -248,13 +250,9 @@ func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Pe
 			return nil, pert, badInput("problem: field \"P\" needs field \"seed\"")
 		}
 		pats, err := solvers.SamplePatterns(x, pj.P, *pj.Seed, 0)
-		var few *solvers.FewPatternsError
-		if errors.As(err, &few) {
-			fmt.Fprintf(os.Stderr, "convexnn: warning: %v; solving with %d patterns\n", err, len(pats))
-		} else if err != nil {
-			return nil, pert, badInput("problem: %v", err)
+		if p.D, err = sampled(pats, err, ""); err != nil {
+			return nil, pert, err
 		}
-		p.D = pats
 	default:
 		return nil, pert, badInput("problem: give field \"D\" (P rows of n 0/1 entries) or field \"P\" > 0 with \"seed\"")
 	}
@@ -280,9 +278,23 @@ func rows(m *mat.Dense) [][]float64 {
 	return out
 }
 
+// sampled returns the patterns a sampler returned with err: with a
+// warning on stderr when it found fewer distinct patterns than asked
+// (solvers.FewPatternsError), as bad input about field (the problem file's
+// field, with its separator, or "") for any other error.
+func sampled(pats solvers.Patterns, err error, field string) (solvers.Patterns, error) {
+	var few *solvers.FewPatternsError
+	switch {
+	case errors.As(err, &few):
+		fmt.Fprintf(os.Stderr, "convexnn: warning: %v; solving with %d patterns\n", err, len(pats))
+	case err != nil:
+		return nil, badInput("problem: %s%v", field, err)
+	}
+	return pats, nil
+}
+
 func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := quietFlags("solve")
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
 	solver := fs.String("solver", "ipm", "ipm, admm or scp")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
@@ -408,7 +420,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	res.V, res.W = rows(wt.V), rows(wt.W)
-	_, res.D = p.Table()
+	res.D = p.D.Rows()
 	res.Network = networkOf(net)
 	return writeResult(stdout, *out, func() (resultJSON, error) { return res, nil })
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -44,12 +45,21 @@ func randomProblem(n, d int, loss string, seed uint64) string {
 
 func solveJSON(t *testing.T, args ...string) resultJSON {
 	t.Helper()
+	return commandJSON[resultJSON](t, "solve", solveCommand, args)
+}
+
+// commandJSON runs the subcommand name with args and decodes its output,
+// which must hold exactly the fields of T.
+func commandJSON[T any](t *testing.T, name string, command func(context.Context, []string, io.Writer) error, args []string) T {
+	t.Helper()
 	var out bytes.Buffer
-	if err := solveCommand(context.Background(), args, &out); err != nil {
-		t.Fatalf("solve %v: %v", args, err)
+	if err := command(context.Background(), args, &out); err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
 	}
-	var r resultJSON
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+	var r T
+	dec := json.NewDecoder(&out)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
 		t.Fatal(err)
 	}
 	return r

@@ -181,17 +181,42 @@ func FindExecPath(o Options) (string, error) {
 	return "", errors.New(`browser: no Chromium found: install it (Debian: apt-get install chromium), put "chromium" or "google-chrome" on PATH, or set $` + EnvExecPath)
 }
 
+// switches are the boolean command-line flags Check starts the browser with.
+var switches = []string{
+	// Nothing the browser itself does over the network (see flags).
+	"disable-quic",
+	"disable-background-networking",
+	"disable-component-update",
+	"disable-sync",
+	"disable-domain-reliability",
+	"disable-client-side-phishing-detection",
+	"safebrowsing-disable-auto-update",
+	"disable-default-apps",
+	"disable-extensions",
+	"disable-breakpad",
+	"disable-crash-reporter",
+	"no-pings",
+	"metrics-recording-only",
+	// No throttling of the page, and the same behaviour on any machine.
+	"disable-background-timer-throttling",
+	"disable-backgrounding-occluded-windows",
+	"disable-renderer-backgrounding",
+	"disable-hang-monitor",
+	"disable-dev-shm-usage",
+	"use-mock-keychain",
+}
+
 // flags returns the command-line flags Check starts the browser with (without
-// --user-data-dir and --remote-debugging-port, which Check adds). bypass
-// lists the host:port pairs (of Options.AllowOrigins) that go around the dead
-// proxy; hosts are their IP addresses, which the host resolver must leave
-// alone.
+// --user-data-dir and --remote-debugging-port, which Check adds): those of
+// switches, and those with a value. bypass lists the host:port pairs (of
+// Options.AllowOrigins) that go around the dead proxy; hosts are their IP
+// addresses, which the host resolver must leave alone.
 func flags(width, height int, bypass, hosts []string) []chromedp.ExecAllocatorOption {
 	resolver := "MAP * ~NOTFOUND"
 	for _, h := range hosts {
 		resolver += ", EXCLUDE " + h
 	}
-	return []chromedp.ExecAllocatorOption{
+	opts := []chromedp.ExecAllocatorOption{
 		chromedp.Headless, // --headless (new headless mode), --hide-scrollbars, --mute-audio
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -211,31 +236,16 @@ func flags(width, height int, bypass, hosts []string) []chromedp.ExecAllocatorOp
 		chromedp.Flag("host-resolver-rules", resolver),
 		chromedp.Flag("proxy-server", "127.0.0.1:9"),
 		chromedp.Flag("proxy-bypass-list", strings.Join(append([]string{"<-loopback>"}, bypass...), ";")),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("disable-client-side-phishing-detection", true),
-		chromedp.Flag("safebrowsing-disable-auto-update", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-crash-reporter", true),
-		chromedp.Flag("no-pings", true),
-		chromedp.Flag("metrics-recording-only", true),
 		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,CalculateNativeWinOcclusion,InterestFeedContentSuggestions,AutofillServerCommunication"),
-		// Rendering as on any machine, and no throttling of the page.
+		// Rendering, and the password store, as on any machine.
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("force-device-scale-factor", "1"),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-hang-monitor", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
 	}
+	for _, name := range switches {
+		opts = append(opts, chromedp.Flag(name, true))
+	}
+	return opts
 }
 
 // Check opens the HTML file at path (or a file: URL) in headless Chromium

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,23 +256,7 @@ func TestInk(t *testing.T) {
 // with the command-line flags alone.
 func TestNoNetwork(t *testing.T) {
 	requireBrowser(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
-	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	port, conns := listenCounting(t)
 	for _, intercept := range []bool{true, false} {
 		t.Run(fmt.Sprintf("intercept=%v", intercept), func(t *testing.T) {
 			defer func(v bool) { interceptRequests = v }(interceptRequests)

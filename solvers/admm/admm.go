@@ -387,7 +387,7 @@ type Solver interface {
 type State interface {
 	variant() Variant
 	// check reports a state that does not fit a program of n points, d
-	// features and P patterns, or is not finite; a nil state passes.
+	// features and P patterns, or is not finite.
 	check(n, d, np int) error
 }
 
@@ -479,7 +479,10 @@ func Solve(ctx context.Context, s Solver, maxIter int, onStep func(Step) bool) (
 // prologue is what every constructor checks first: the program and its
 // loss for the variant, the options (returned with their defaults filled
 // in) and the saved state st (nil for none) against the program.
-func prologue(p *solvers.Program, v Variant, o Options, st State) (Options, error) {
+func prologue[S any, PS interface {
+	*S
+	State
+}](p *solvers.Program, v Variant, o Options, st PS) (Options, error) {
 	if p == nil {
 		return o, fmt.Errorf("admm: %s: no program", v.title())
 	}
@@ -508,6 +511,14 @@ type stateVector struct {
 	name string
 	v    []float64
 	want int
+}
+
+// loadVectors copies each saved vector into the working one at its index
+// (the lists of two states' vectors methods).
+func loadVectors(work, saved []stateVector) {
+	for i := range work {
+		copy(work[i].v, saved[i].v)
+	}
 }
 
 // checkState checks a saved state of variant v: its iteration count, its ρ

@@ -166,9 +166,6 @@ func NewClosedForm(p *solvers.Program, o Options, st *ClosedFormState) (*ClosedF
 }
 
 func (st *ClosedFormState) check(n, d, np int) error {
-	if st == nil {
-		return nil
-	}
 	return checkState(VariantClosedForm, st.Iter, nil, n, d, np, st.vectors(n, d, np))
 }
 

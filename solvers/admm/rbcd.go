@@ -226,9 +226,6 @@ func NewRBCD(p *solvers.Program, o Options, st *RBCDState) (*RBCD, error) {
 }
 
 func (st *RBCDState) check(n, d, np int) error {
-	if st == nil {
-		return nil
-	}
 	if err := checkState(VariantRBCD, st.Iter, nil, n, d, np, st.ClosedFormState.vectors(n, d, np)); err != nil {
 		return err
 	}

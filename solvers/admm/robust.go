@@ -137,28 +137,30 @@ func NewRobust(p *solvers.Program, pert solvers.Perturbation, o Options, st *Rob
 }
 
 func (st *RobustState) check(n, d, np int) error {
-	if st == nil {
-		return nil
-	}
-	pd, pn := 2*np*d, 2*np*n
-	return checkState(VariantRobust, st.Iter, &st.Rho, n, d, np, []stateVector{
-		{"U", st.U, pd}, {"V", st.V, pd}, {"Lambda", st.Lambda, pd}, {"R", st.R, pd}, {"Kappa", st.Kappa, pd},
-		{"S", st.S, pn}, {"Nu", st.Nu, pn}, {"Z", st.Z, n * d}, {"M", st.M, n * d}})
+	return checkState(VariantRobust, st.Iter, &st.Rho, n, d, np, st.vectors(n, d, np))
 }
 
-func (a *Robust) sync() {
-	r := a.r
-	a.State = RobustState{Iter: r.iter, Rho: r.rho, U: r.u, V: r.v, Lambda: r.lam, R: r.r, Kappa: r.kap,
+// vectors are the state's vectors and their lengths for the program.
+func (st *RobustState) vectors(n, d, np int) []stateVector {
+	pd, pn := 2*np*d, 2*np*n
+	return []stateVector{
+		{"U", st.U, pd}, {"V", st.V, pd}, {"Lambda", st.Lambda, pd}, {"R", st.R, pd}, {"Kappa", st.Kappa, pd},
+		{"S", st.S, pn}, {"Nu", st.Nu, pn}, {"Z", st.Z, n * d}, {"M", st.M, n * d}}
+}
+
+// sync exposes the solver's vectors in State (shared, not copied).
+func (a *Robust) sync() { a.State = a.r.state() }
+
+// state returns the working vectors as a RobustState (shared, not copied).
+func (r *robustWork) state() RobustState {
+	return RobustState{Iter: r.iter, Rho: r.rho, U: r.u, V: r.v, Lambda: r.lam, R: r.r, Kappa: r.kap,
 		S: r.s, Nu: r.nu, Z: r.z, M: r.mm}
 }
 
 // Step performs one iteration (and, at its scheduled iterations, the
 // residual-balancing update of ρ for the next one).
 func (a *Robust) Step() Step {
-	s := a.r.step(a.Options.AbsTol, a.Options.RelTol)
-	if !a.Converged(s) {
-		a.r.adapt(s)
-	}
+	s := balancedStep(a.r, a.Options)
 	a.sync()
 	return s
 }
@@ -336,16 +338,10 @@ func robustScale(eig []float64, n int) float64 {
 	return 1 / math.Sqrt(t/float64(n))
 }
 
+// load copies a saved state in and recomputes the products derived from it.
 func (r *robustWork) load(st *RobustState) {
-	copy(r.u, st.U)
-	copy(r.v, st.V)
-	copy(r.lam, st.Lambda)
-	copy(r.r, st.R)
-	copy(r.kap, st.Kappa)
-	copy(r.s, st.S)
-	copy(r.nu, st.Nu)
-	copy(r.z, st.Z)
-	copy(r.mm, st.M)
+	cur := r.state()
+	loadVectors(cur.vectors(r.n, r.d, r.np), st.vectors(r.n, r.d, r.np))
 	r.iter, r.rho = st.Iter, st.Rho
 	r.products(r.gs, r.az)
 }
@@ -426,22 +422,7 @@ func (r *robustWork) step(absTol, relTol float64) Step {
 	copy(r.rOld, r.r)
 
 	// v-update and λ at û = αu + (1 − α)v.
-	thr := r.p.Beta / r.rho
-	var ru, uu, vv float64
-	for j := 0; j < m; j++ {
-		uj, lj, vj, hj := r.u[j*d:(j+1)*d], r.lam[j*d:(j+1)*d], r.v[j*d:(j+1)*d], r.hat
-		for q, u := range uj {
-			hj[q] = al*u + (1-al)*vj[q]
-		}
-		r.vNorm[j] = groupShrink(vj, hj, lj, thr)
-		for q := range vj {
-			e := uj[q] - vj[q]
-			lj[q] += hj[q] - vj[q]
-			ru += e * e
-			uu += uj[q] * uj[q]
-			vv += vj[q] * vj[q]
-		}
-	}
+	ru, uu, vv := relaxedShrink(r.u, r.lam, r.v, r.hat, r.vNorm, d, r.p.Beta/r.rho)
 
 	// (s_j, r_j): projection onto the robust cone at the relaxed points, and
 	// κ, ν.

@@ -11,40 +11,32 @@ import (
 // The tests run each variant the way a caller does: its constructor, then
 // Solve with the options' MaxIter.
 
-func solveClosedForm(ctx context.Context, p *solvers.Program, o Options, st *ClosedFormState, onStep func(Step) bool) (*ClosedForm, []Step, error) {
-	a, err := NewClosedForm(p, o, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	hist, err := Solve(ctx, a, a.Options.MaxIter, onStep)
-	return a, hist, err
-}
+var (
+	solveClosedForm = solveWith(NewClosedForm)
+	solveSplit      = solveWith(NewSplit)
+	solveRBCD       = solveWith(NewRBCD)
+)
 
-func solveSplit(ctx context.Context, p *solvers.Program, o Options, st *SplitState, onStep func(Step) bool) (*Split, []Step, error) {
-	a, err := NewSplit(p, o, st)
-	if err != nil {
-		return nil, nil, err
+// solveWith turns a variant's constructor into a function that builds the
+// solver and runs Solve with its options' MaxIter.
+func solveWith[S Solver, St any](newSolver func(*solvers.Program, Options, St) (S, error)) func(context.Context, *solvers.Program, Options, St, func(Step) bool) (S, []Step, error) {
+	return func(ctx context.Context, p *solvers.Program, o Options, st St, onStep func(Step) bool) (S, []Step, error) {
+		a, err := newSolver(p, o, st)
+		if err != nil {
+			var none S
+			return none, nil, err
+		}
+		o, _ = o.resolve(a.Variant(), p) // the options the constructor kept
+		hist, err := Solve(ctx, a, o.MaxIter, onStep)
+		return a, hist, err
 	}
-	hist, err := Solve(ctx, a, a.Options.MaxIter, onStep)
-	return a, hist, err
-}
-
-func solveRBCD(ctx context.Context, p *solvers.Program, o Options, st *RBCDState, onStep func(Step) bool) (*RBCD, []Step, error) {
-	a, err := NewRBCD(p, o, st)
-	if err != nil {
-		return nil, nil, err
-	}
-	hist, err := Solve(ctx, a, a.Options.MaxIter, onStep)
-	return a, hist, err
 }
 
 func solveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, o Options, st *RobustState, onStep func(Step) bool) (*Robust, []Step, error) {
-	a, err := NewRobust(p, pert, o, st)
-	if err != nil {
-		return nil, nil, err
+	newRobust := func(p *solvers.Program, o Options, st *RobustState) (*Robust, error) {
+		return NewRobust(p, pert, o, st)
 	}
-	hist, err := Solve(ctx, a, a.Options.MaxIter, onStep)
-	return a, hist, err
+	return solveWith(newRobust)(ctx, p, o, st, onStep)
 }
 
 // savedState round-trips a solver's state through JSON, as a saved run

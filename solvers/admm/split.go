@@ -115,27 +115,28 @@ func NewSplit(p *solvers.Program, o Options, st *SplitState) (*Split, error) {
 }
 
 func (st *SplitState) check(n, d, np int) error {
-	if st == nil {
-		return nil
-	}
-	return checkState(VariantSplit, st.Iter, &st.Rho, n, d, np, []stateVector{
+	return checkState(VariantSplit, st.Iter, &st.Rho, n, d, np, st.vectors(n, d, np))
+}
+
+// vectors are the state's vectors and their lengths for the program.
+func (st *SplitState) vectors(n, d, np int) []stateVector {
+	return []stateVector{
 		{"U", st.U, 2 * np * d}, {"V", st.V, 2 * np * d}, {"Lambda", st.Lambda, 2 * np * d},
-		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Q", st.Q, n}, {"Mu", st.Mu, n}})
+		{"S", st.S, 2 * np * n}, {"Nu", st.Nu, 2 * np * n}, {"Q", st.Q, n}, {"Mu", st.Mu, n}}
 }
 
 // sync exposes the solver's vectors in State (shared, not copied).
-func (a *Split) sync() {
-	h := a.h
-	a.State = SplitState{Iter: h.iter, Rho: h.rho, U: h.u, V: h.v, S: h.s, Lambda: h.lam, Nu: h.nu, Q: h.q, Mu: h.mu}
+func (a *Split) sync() { a.State = a.h.state() }
+
+// state returns the working vectors as a SplitState (shared, not copied).
+func (h *splitWork) state() SplitState {
+	return SplitState{Iter: h.iter, Rho: h.rho, U: h.u, V: h.v, S: h.s, Lambda: h.lam, Nu: h.nu, Q: h.q, Mu: h.mu}
 }
 
 // Step performs one iteration (and, at its scheduled iterations, the
 // residual-balancing update of ρ for the next one).
 func (a *Split) Step() Step {
-	s := a.h.step(a.Options.AbsTol, a.Options.RelTol)
-	if !a.Converged(s) {
-		a.h.adapt(s)
-	}
+	s := balancedStep(a.h, a.Options)
 	a.sync()
 	return s
 }
@@ -197,13 +198,8 @@ type splitWork struct {
 // group norms of v and the stack Gᵀs + Fᵀq, Gᵀν + Fᵀμ (by the same product
 // the step uses, so the next step is bitwise that of an uninterrupted run).
 func (h *splitWork) load(st *SplitState) {
-	copy(h.u, st.U)
-	copy(h.v, st.V)
-	copy(h.lam, st.Lambda)
-	copy(h.s, st.S)
-	copy(h.nu, st.Nu)
-	copy(h.q, st.Q)
-	copy(h.mu, st.Mu)
+	cur := h.state()
+	loadVectors(cur.vectors(h.n, h.d, h.np), st.vectors(h.n, h.d, h.np))
 	h.iter, h.rho = st.Iter, st.Rho
 	d := h.d
 	for j := range h.vNorm {
@@ -308,23 +304,8 @@ func (h *splitWork) step(absTol, relTol float64) Step {
 
 	// v-update and λ, at the relaxed point û = αu + (1 − α)v.
 	copy(h.vOld, h.v)
-	thr := h.p.Beta / h.rho
+	ru, uu, vv := relaxedShrink(h.u, h.lam, h.v, h.uh[:d], h.vNorm, d, h.p.Beta/h.rho)
 	al := FixedRelax
-	var ru, uu, vv float64
-	for j := 0; j < 2*np; j++ {
-		uj, lj, vj, hj := h.u[j*d:(j+1)*d], h.lam[j*d:(j+1)*d], h.v[j*d:(j+1)*d], h.uh[:d]
-		for q, u := range uj {
-			hj[q] = al*u + (1-al)*vj[q]
-		}
-		h.vNorm[j] = groupShrink(vj, hj, lj, thr)
-		for q := range vj {
-			r := uj[q] - vj[q]
-			lj[q] += hj[q] - vj[q]
-			ru += r * r
-			uu += uj[q] * uj[q]
-			vv += vj[q] * vj[q]
-		}
-	}
 
 	// s-update and ν, at ĝ = α G u + (1 − α) s.
 	var rs, ngu, ns float64
@@ -446,6 +427,46 @@ func adaptDue(k int) bool {
 // depend on ρ, the scaled duals are rescaled by ρ_old/ρ_new.
 func (h *splitWork) adapt(s Step) {
 	h.rho = rebalance(h.iter, h.rho, h.rho0, s, h.lam, h.nu, h.mu, h.gq[2*h.np*h.d:])
+}
+
+// relaxedShrink is the v-update, eq. (vupdate), and the dual update of λ at
+// the over-relaxed point û = α u + (1 − α) v, α = FixedRelax, for the groups
+// of d entries of u, λ and v (hat is d of scratch). It sets the groups'
+// norms in vNorm and returns ‖u − v‖², ‖u‖² and ‖v‖².
+func relaxedShrink(u, lam, v, hat, vNorm []float64, d int, thr float64) (ru, uu, vv float64) {
+	al := FixedRelax // a variable: 1 − α rounds as in the other relaxed updates
+	for j := range vNorm {
+		uj, lj, vj, hj := u[j*d:(j+1)*d], lam[j*d:(j+1)*d], v[j*d:(j+1)*d], hat[:d]
+		for q, u := range uj {
+			hj[q] = al*u + (1-al)*vj[q]
+		}
+		vNorm[j] = groupShrink(vj, hj, lj, thr)
+		for q := range vj {
+			e := uj[q] - vj[q]
+			lj[q] += hj[q] - vj[q]
+			ru += e * e
+			uu += uj[q] * uj[q]
+			vv += vj[q] * vj[q]
+		}
+	}
+	return ru, uu, vv
+}
+
+// balancedWork is the working state of a variant that adapts ρ by
+// residual balancing after its steps (Split, Robust).
+type balancedWork interface {
+	step(absTol, relTol float64) Step
+	adapt(s Step)
+}
+
+// balancedStep performs one iteration of w and, unless it passed the
+// stopping test, the residual-balancing update of ρ for the next one.
+func balancedStep(w balancedWork, o Options) Step {
+	s := w.step(o.AbsTol, o.RelTol)
+	if !s.residualsConverged() {
+		w.adapt(s)
+	}
+	return s
 }
 
 // rebalance is residual balancing (Boyd et al. §3.4.1) after iteration

@@ -350,28 +350,42 @@ const cgMax = 1000
 
 // applyM sets q = A_m x = B_P x + (2/ρ) ΦᵀΦ x for x, q P×d row-major.
 func (s *system) applyM(q, x []float64) {
-	n, d, np := s.n, s.d, s.np
+	d, np := s.d, s.np
 	xg := blas64.General{Rows: np, Cols: d, Stride: d, Data: x}
 	qg := blas64.General{Rows: np, Cols: d, Stride: d, Data: q}
 	// B_P x: rows x_i M.
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, xg, blas64.General{Rows: d, Cols: d, Stride: d, Data: s.mfull}, 0, qg)
-	// t = Φ x = Σ_i D_i X x_i.
+	t := s.phi(xg)
+	// q += (2/ρ) Φᵀ t: rows (D_i t)ᵀ X.
+	tp := s.maskedRows(t)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 2/s.rho, tp, s.x, 1, qg)
+}
+
+// phi returns t = Φ x = Σ_i D_i X x_i for x P×d, in s.t (s.tp is scratch).
+func (s *system) phi(x blas64.General) []float64 {
+	n, np := s.n, s.np
 	tp := blas64.General{Rows: np, Cols: n, Stride: n, Data: s.tp}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, xg, s.xt, 0, tp)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, x, s.xt, 0, tp)
 	t := s.t
 	copy(t, s.tp[:n])
 	mul(t, s.dm[:n])
 	for i := 1; i < np; i++ {
 		addMasked(t, s.tp[i*n:(i+1)*n], s.dm[i*n:(i+1)*n])
 	}
-	// q += (2/ρ) Φᵀ t: rows (D_i t)ᵀ X.
+	return t
+}
+
+// maskedRows sets the rows of s.tp (P×n) to D_i t, the left factors of
+// Φᵀ t = rows (D_i t)ᵀ X, and returns s.tp.
+func (s *system) maskedRows(t []float64) blas64.General {
+	n, np := s.n, s.np
 	for i := 0; i < np; i++ {
 		row, msk := s.tp[i*n:(i+1)*n], s.dm[i*n:(i+1)*n]
 		for k, v := range t {
 			row[k] = v * msk[k]
 		}
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 2/s.rho, tp, s.x, 1, qg)
+	return blas64.General{Rows: np, Cols: n, Stride: n, Data: s.tp}
 }
 
 // solveCG overwrites e (P×d) with the solution of A_m m = e by conjugate
@@ -432,7 +446,7 @@ func dot(a, b []float64) float64 {
 // ADMM iteration k (cgTol). It allocates nothing beyond what the BLAS
 // does.
 func (s *system) solve(b, warm []float64, k int) {
-	n, d, np := s.n, s.d, s.np
+	d, np := s.d, s.np
 	pd := np * d
 	// h_i = b_i + c_i (rows 0…P−1), e_i = b_i − c_i (rows P…2P−1).
 	for q := 0; q < pd; q++ {
@@ -456,25 +470,12 @@ func (s *system) solve(b, warm []float64, k int) {
 		blas64.Trsm(blas.Right, blas.Trans, 1, s.lm, all)
 		blas64.Trsm(blas.Right, blas.NoTrans, 1, s.lm, all)
 		q := blas64.General{Rows: np, Cols: d, Stride: d, Data: b[pd:]}
-		tp := blas64.General{Rows: np, Cols: n, Stride: n, Data: s.tp}
-		// r = Φ q = Σ_i D_i X q_i.
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, q, s.xt, 0, tp)
-		t := s.t
-		copy(t, s.tp[:n])
-		mul(t, s.dm[:n])
-		for i := 1; i < np; i++ {
-			addMasked(t, s.tp[i*n:(i+1)*n], s.dm[i*n:(i+1)*n])
-		}
-		// t = S⁻¹ r.
+		// r = Φ q, then t = S⁻¹ r.
+		t := s.phi(q)
 		blas64.Trsv(blas.NoTrans, s.ls, vec(t))
 		blas64.Trsv(blas.Trans, s.ls, vec(t))
 		// y = B_P⁻¹ Φᵀ t: rows (D_i t)ᵀ X, then M⁻¹.
-		for i := 0; i < np; i++ {
-			row, msk := s.tp[i*n:(i+1)*n], s.dm[i*n:(i+1)*n]
-			for k, v := range t {
-				row[k] = v * msk[k]
-			}
-		}
+		tp := s.maskedRows(t)
 		yw := blas64.General{Rows: np, Cols: d, Stride: d, Data: s.yw}
 		gemmNT(1, s.xt, tp, blas64.General{Rows: d, Cols: np, Stride: np, Data: s.yt}, s.gw)
 		transpose(s.yw, s.yt, d, np)

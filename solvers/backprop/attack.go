@@ -272,10 +272,15 @@ func (a *attacker) run(v *reluNet, x blas64.General, y []float64, p *attackParam
 			}
 		}
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1, zg, v.u0, 0, gg)
-		if p.l2 {
-			a.stepL2(x, xt, p)
-		} else {
-			a.stepInf(x, xt, p)
+		for k := 0; k < rows; k++ {
+			xk := x.Data[k*x.Stride : k*x.Stride+d0]
+			tk := xt.Data[k*xt.Stride : k*xt.Stride+d0]
+			gk := a.g[k*d0 : (k+1)*d0]
+			if p.l2 {
+				stepL2(xk, tk, gk, p)
+			} else {
+				stepInf(xk, tk, gk, p)
+			}
 		}
 	}
 	if p.keepBest {
@@ -301,55 +306,45 @@ func (a *attacker) keep(xt blas64.General, y []float64, p *attackParams, first b
 }
 
 // stepInf is x̃ ← clip(x̃ + γ_p sgn(∇), [max(x − ε, lo), min(x + ε, hi)]).
-func (a *attacker) stepInf(x, xt blas64.General, p *attackParams) {
-	d0 := x.Cols
-	for k := 0; k < x.Rows; k++ {
-		xk := x.Data[k*x.Stride : k*x.Stride+d0]
-		tk := xt.Data[k*xt.Stride : k*xt.Stride+d0]
-		gk := a.g[k*d0 : (k+1)*d0]
-		for i, xi := range xk {
-			w := tk[i]
-			if gk[i] > 0 {
-				w += p.step
-			} else if gk[i] < 0 {
-				w -= p.step
-			}
-			lo, hi := xi-p.eps, xi+p.eps
-			if p.clip {
-				lo, hi = math.Max(lo, p.lo), math.Min(hi, p.hi)
-			}
-			tk[i] = math.Min(math.Max(w, lo), hi)
+// x, xt and g are one row of the data, the attack and the gradient.
+func stepInf(x, xt, g []float64, p *attackParams) {
+	for i, xi := range x {
+		w := xt[i]
+		if g[i] > 0 {
+			w += p.step
+		} else if g[i] < 0 {
+			w -= p.step
 		}
+		lo, hi := xi-p.eps, xi+p.eps
+		if p.clip {
+			lo, hi = math.Max(lo, p.lo), math.Min(hi, p.hi)
+		}
+		xt[i] = math.Min(math.Max(w, lo), hi)
 	}
 }
 
 // stepL2 is x̃ ← x̃ + γ_p ∇/‖∇‖₂, then δ = x̃ − x ← δ min(1, ε/‖δ‖₂), then
 // clipping to the box. Clipping moves each coordinate toward x's (which is
 // in the box), so the result stays in the ε-ball.
-func (a *attacker) stepL2(x, xt blas64.General, p *attackParams) {
-	d0 := x.Cols
-	for k := 0; k < x.Rows; k++ {
-		xk := x.Data[k*x.Stride : k*x.Stride+d0]
-		tk := xt.Data[k*xt.Stride : k*xt.Stride+d0]
-		gk := a.g[k*d0 : (k+1)*d0]
-		if gn := blas64.Nrm2(vec(gk)); gn > 0 {
-			blas64.Axpy(p.step/gn, vec(gk), vec(tk))
+// x, xt and g are one row of the data, the attack and the gradient.
+func stepL2(x, xt, g []float64, p *attackParams) {
+	if gn := blas64.Nrm2(vec(g)); gn > 0 {
+		blas64.Axpy(p.step/gn, vec(g), vec(xt))
+	}
+	var dn float64
+	for i, xi := range x {
+		e := xt[i] - xi
+		dn += e * e
+	}
+	if dn = math.Sqrt(dn); dn > p.eps {
+		c := p.eps / dn
+		for i, xi := range x {
+			xt[i] = xi + c*(xt[i]-xi)
 		}
-		var dn float64
-		for i, xi := range xk {
-			e := tk[i] - xi
-			dn += e * e
-		}
-		if dn = math.Sqrt(dn); dn > p.eps {
-			c := p.eps / dn
-			for i, xi := range xk {
-				tk[i] = xi + c*(tk[i]-xi)
-			}
-		}
-		if p.clip {
-			for i := range tk {
-				tk[i] = math.Min(math.Max(tk[i], p.lo), p.hi)
-			}
+	}
+	if p.clip {
+		for i := range xt {
+			xt[i] = math.Min(math.Max(xt[i], p.lo), p.hi)
 		}
 	}
 }

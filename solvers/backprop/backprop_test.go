@@ -2,7 +2,6 @@ package backprop
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -313,14 +312,7 @@ func TestBackpropExactResume(t *testing.T) {
 		for k := 0; k < 4; k++ {
 			part.Step()
 		}
-		buf, err := json.Marshal(part.State)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st State
-		if err := json.Unmarshal(buf, &st); err != nil {
-			t.Fatal(err)
-		}
+		st := testprog.Saved(t, part.State)
 		rest := bpNew(t, x, y, o, &st)
 		var hr Step
 		for k := 0; k < 3; k++ {

@@ -356,17 +356,8 @@ func (w *ntScaling) unscale(x []float64) {
 	}
 	off := L
 	for j, q := range w.k.SOC {
-		xs, v := x[off:off+q], w.v[off-L:off-L+q]
+		jReflect(x[off:off+q], w.v[off-L:off-L+q], 1/w.beta[j])
 		off += q
-		vx := v[0] * xs[0]
-		for i := 1; i < q; i++ {
-			vx -= v[i] * xs[i]
-		}
-		bt := 1 / w.beta[j]
-		xs[0] = bt * (2*v[0]*vx - xs[0])
-		for i := 1; i < q; i++ {
-			xs[i] = bt * (-2*v[i]*vx + xs[i])
-		}
 	}
 }
 
@@ -379,16 +370,20 @@ func (w *ntScaling) unscale2(x []float64) {
 	}
 	off := L
 	for j, q := range w.k.SOC {
-		xs, wb := x[off:off+q], w.wbar[off-L:off-L+q]
+		jReflect(x[off:off+q], w.wbar[off-L:off-L+q], 1/(w.beta[j]*w.beta[j]))
 		off += q
-		wx := wb[0] * xs[0]
-		for i := 1; i < q; i++ {
-			wx -= wb[i] * xs[i]
-		}
-		bt := 1 / (w.beta[j] * w.beta[j])
-		xs[0] = bt * (2*wb[0]*wx - xs[0])
-		for i := 1; i < q; i++ {
-			xs[i] = bt * (-2*wb[i]*wx + xs[i])
-		}
+	}
+}
+
+// jReflect sets x = b(2Jv(vᵀJx) − Jx) for one second-order cone block, with
+// J = diag(1, −1, …, −1) and len(v) = len(x).
+func jReflect(x, v []float64, b float64) {
+	vx := v[0] * x[0]
+	for i := 1; i < len(x); i++ {
+		vx -= v[i] * x[i]
+	}
+	x[0] = b * (2*v[0]*vx - x[0])
+	for i := 1; i < len(x); i++ {
+		x[i] = b * (-2*v[i]*vx + x[i])
 	}
 }

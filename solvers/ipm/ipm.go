@@ -37,18 +37,17 @@ const (
 	DualInfeasible
 )
 
+var statusNames = [...]string{
+	Optimal:          "optimal",
+	Inaccurate:       "inaccurate",
+	IterationLimit:   "iteration limit",
+	PrimalInfeasible: "primal infeasible",
+	DualInfeasible:   "dual infeasible",
+}
+
 func (s Status) String() string {
-	switch s {
-	case Optimal:
-		return "optimal"
-	case Inaccurate:
-		return "inaccurate"
-	case IterationLimit:
-		return "iteration limit"
-	case PrimalInfeasible:
-		return "primal infeasible"
-	case DualInfeasible:
-		return "dual infeasible"
+	if s > 0 && int(s) < len(statusNames) {
+		return statusNames[s]
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -78,6 +77,24 @@ func (o Options) resolve() (Options, error) {
 		o.Tol = 1e-8
 	}
 	return o, nil
+}
+
+// resolveCone is resolve for a solve of a program with the given loss, which
+// must be the squared or the hinge loss (the losses whose programs are cone
+// programs); otherwise the error is refusal, a format for the loss.
+func (o Options) resolveCone(loss solvers.Loss, refusal string) (Options, error) {
+	if loss != solvers.SquaredLoss && loss != solvers.HingeLoss {
+		return o, fmt.Errorf(refusal, loss)
+	}
+	return o.resolve()
+}
+
+// checkProgram reports a nil or invalid program.
+func checkProgram(p *solvers.Program) error {
+	if p == nil {
+		return errors.New("ipm: nil program")
+	}
+	return p.Validate()
 }
 
 // Result is the outcome of Solve and SolveRobust.
@@ -129,16 +146,10 @@ type Result struct {
 // ctx.Err().
 func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) {
 	start := time.Now()
-	if p == nil {
-		return nil, errors.New("ipm: nil program")
-	}
-	if err := p.Validate(); err != nil {
+	if err := checkProgram(p); err != nil {
 		return nil, err
 	}
-	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
-		return nil, fmt.Errorf("ipm: the interior-point method solves the squared and hinge losses (second-order cone programs), not the %v loss: use ADMM-RBCD or the loss-split ADMM", p.Loss)
-	}
-	o, err := o.resolve()
+	o, err := o.resolveCone(p.Loss, "ipm: the interior-point method solves the squared and hinge losses (second-order cone programs), not the %v loss: use ADMM-RBCD or the loss-split ADMM")
 	if err != nil {
 		return nil, err
 	}
@@ -148,24 +159,48 @@ func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) 
 		return nil, err
 	}
 	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
-	switch sol.status {
+	err = res.finish(p, "program", sol.x, p.Objective, err)
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// finish completes a Result of Solve or SolveRobust on p whose Status, Gap
+// and Iterations are set, after a cone solve that returned x and err.
+// Weights are the groups in x (groupWeights), except after an infeasibility
+// certificate: the program (what names it) is feasible, u = 0 with large
+// enough slacks, and its objective is bounded below by 0, so a certificate
+// is a numerical failure, reported as an error, and Weights stay zero.
+// Objective is objective(Weights). finish returns err, or else the first
+// error it met.
+func (r *Result) finish(p *solvers.Program, what string, x []float64, objective func(solvers.Weights) (float64, error), err error) error {
+	switch r.Status {
 	case PrimalInfeasible, DualInfeasible:
-		// The program is feasible (u = 0) and bounded below (by 0): an
-		// infeasibility certificate is a numerical failure.
-		res.Weights = p.NewWeights()
+		r.Weights = p.NewWeights()
 		if err == nil {
-			err = fmt.Errorf("ipm: interior point reports the program %v, which it is not: numerical failure", sol.status)
+			err = fmt.Errorf("ipm: interior point reports the %s %v, which it is not: numerical failure", what, r.Status)
 		}
 	default:
-		res.Weights = nc.weights(sol.x)
+		r.Weights = groupWeights(p, x)
 	}
-	if obj, oerr := p.Objective(res.Weights); oerr == nil {
-		res.Objective = obj
+	if obj, oerr := objective(r.Weights); oerr == nil {
+		r.Objective = obj
 	} else if err == nil {
 		err = oerr
 	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, err
+	return err
+}
+
+// groupWeights returns the weights of p whose groups u_j (j = 1 … 2P) are
+// the first 2Pd cone variables x (u_j = x[j·d : (j+1)·d]): v_i = u_i and
+// w_i = u_{P+i}.
+func groupWeights(p *solvers.Program, x []float64) solvers.Weights {
+	wt := p.NewWeights()
+	np, d := wt.V.Dims()
+	for i := 0; i < np; i++ {
+		copy(wt.V.RawRowView(i), x[i*d:(i+1)*d])
+		copy(wt.W.RawRowView(i), x[(np+i)*d:(np+i+1)*d])
+	}
+	return wt
 }
 
 // netCone is the cone program of Solve as operators, with its KKT solver.
@@ -324,17 +359,6 @@ func (nc *netCone) problem() *coneProblem {
 		k.SOC[j] = nc.d + 1
 	}
 	return &coneProblem{c: nc.c, h: nc.h, b: []float64{}, k: k, offset: nc.offset, ops: nc}
-}
-
-// weights returns v_i = u_i and w_i = u_{P+i}.
-func (nc *netCone) weights(x []float64) solvers.Weights {
-	wt := nc.p.NewWeights()
-	d, np := nc.d, nc.np
-	for i := 0; i < np; i++ {
-		copy(wt.V.RawRowView(i), x[i*d:(i+1)*d])
-		copy(wt.W.RawRowView(i), x[(np+i)*d:(np+i+1)*d])
-	}
-	return wt
 }
 
 // sigma returns the sign of group j in Fu.

@@ -78,14 +78,7 @@ func TestIPMRecoveredNetworkAttainsObjective(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			p := testprog.Random(t, c)
 			res := solveIPMOK(t, p)
-			net, err := p.Recover(res.Weights)
-			if err != nil {
-				t.Fatal(err)
-			}
-			nc, err := p.NonconvexObjective(net)
-			if err != nil {
-				t.Fatal(err)
-			}
+			net, nc := testprog.Recovered(t, p, res.Weights)
 			if math.Abs(nc-res.Objective) > 1e-6*math.Max(1, math.Abs(res.Objective)) {
 				t.Fatalf("recovered network: l^{u,α} = %.12g, l^{v,w} = %.12g", nc, res.Objective)
 			}
@@ -217,7 +210,7 @@ func TestIPMKKTSolve(t *testing.T) {
 // ipmStabilityCVXOPT are CVXOPT's objectives l^{v,w} on the programs of
 // ipmStabilityProgram, row P ∈ {4, 8, 16, 32, 64, 128}, column r = 0 … 3:
 // conelp (Debian python3-cvxopt 1.3) on the formulation of
-// testdata/cvxopt_oracle.py with abstol = reltol = feastol = 10⁻⁸, status
+// testprog/cvxopt_oracle.py with abstol = reltol = feastol = 10⁻⁸, status
 // "optimal" in 20 to 58 iterations for all 24, objective recomputed from v
 // and w. (The oracle script itself asks for 10⁻¹⁰, which CVXOPT does not
 // reach on most of these programs in 200 iterations, and takes about 15 s

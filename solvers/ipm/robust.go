@@ -2,7 +2,6 @@ package ipm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -54,19 +53,13 @@ import (
 // this is meant for small n and P.
 func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, o Options) (*Result, error) {
 	start := time.Now()
-	if p == nil {
-		return nil, errors.New("ipm: nil program")
-	}
-	if err := p.Validate(); err != nil {
+	if err := checkProgram(p); err != nil {
 		return nil, err
 	}
 	if err := pert.Validate(); err != nil {
 		return nil, err
 	}
-	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
-		return nil, fmt.Errorf("ipm: SolveRobust solves the robust squared and hinge losses (cone programs, eq. SOCP3 and eq. hinge_adv_D), not the %v loss", p.Loss)
-	}
-	o, err := o.resolve()
+	o, err := o.resolveCone(p.Loss, "ipm: SolveRobust solves the robust squared and hinge losses (cone programs, eq. SOCP3 and eq. hinge_adv_D), not the %v loss")
 	if err != nil {
 		return nil, err
 	}
@@ -77,29 +70,14 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 		return nil, err
 	}
 	res := &Result{Status: sol.Status, Gap: sol.Gap, Iterations: sol.Iterations}
-	switch sol.Status {
-	case PrimalInfeasible, DualInfeasible:
-		// u = 0 (with large ξ or z) is feasible and the objective is
-		// bounded below by 0: a certificate is a numerical failure.
-		res.Weights = p.NewWeights()
-		if err == nil {
-			err = fmt.Errorf("ipm: interior point reports the robust program %v, which it is not: numerical failure", sol.Status)
-		}
-	default:
-		res.Weights = rb.weights(sol.X)
-	}
-	obj, oerr := solvers.RobustObjective(p, res.Weights, pert)
-	if oerr != nil {
-		if err == nil {
-			err = oerr
-		}
-	} else {
-		res.Objective = obj
-		tol := math.Max(1e-6, 100*o.Tol)
-		if err == nil && sol.Status == Optimal && math.Abs(sol.PrimalObjective-obj) > tol*math.Max(1, math.Abs(obj)) {
-			err = fmt.Errorf("ipm: robust cone program objective %.12g but RobustObjective %.12g at its solution (%v): the formulation and robust.go disagree",
-				sol.PrimalObjective, obj, pert)
-		}
+	robustObjective := func(w solvers.Weights) (float64, error) { return solvers.RobustObjective(p, w, pert) }
+	err = res.finish(p, "robust program", sol.X, robustObjective, err)
+	// Without an error finish has computed RobustObjective, which must agree
+	// with the optimal cone program's objective.
+	tol := math.Max(1e-6, 100*o.Tol)
+	if err == nil && sol.Status == Optimal && math.Abs(sol.PrimalObjective-res.Objective) > tol*math.Max(1, math.Abs(res.Objective)) {
+		err = fmt.Errorf("ipm: robust cone program objective %.12g but RobustObjective %.12g at its solution (%v): the formulation and robust.go disagree",
+			sol.PrimalObjective, res.Objective, pert)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
@@ -301,15 +279,4 @@ func (rb *robustCone) coneQP() *ConeQP {
 		qp.Q = q
 	}
 	return qp
-}
-
-// weights returns v_i = u_i and w_i = u_{P+i}.
-func (rb *robustCone) weights(x []float64) solvers.Weights {
-	wt := rb.p.NewWeights()
-	d, np := rb.d, rb.np
-	for i := 0; i < np; i++ {
-		copy(wt.V.RawRowView(i), x[i*d:(i+1)*d])
-		copy(wt.W.RawRowView(i), x[(np+i)*d:(np+i+1)*d])
-	}
-	return wt
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/internal/testprog"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -25,29 +26,40 @@ func gdNonconvex(x *mat.Dense, y []float64, beta float64, m int, seed uint64, it
 	for j := range a {
 		a[j] = rng.NormFloat64() * 0.5
 	}
+	z := make([]float64, m)
+	// output returns the network's output Σ_j (x_kᵀu_j)_+ a_j and leaves
+	// z_j = x_kᵀu_j in z.
+	output := func(k int, u, a []float64) float64 {
+		var f float64
+		for j := 0; j < m; j++ {
+			var s float64
+			for i := 0; i < d; i++ {
+				s += x.At(k, i) * u[j*d+i]
+			}
+			z[j] = s
+			if s > 0 {
+				f += s * a[j]
+			}
+		}
+		return f
+	}
+	// sumSquares returns Σ v_i² over the entries of all of vs.
+	sumSquares := func(vs ...[]float64) float64 {
+		var s float64
+		for _, v := range vs {
+			for _, e := range v {
+				s += e * e
+			}
+		}
+		return s
+	}
 	obj := func(u, a []float64) float64 {
 		var l float64
 		for k := 0; k < n; k++ {
-			var f float64
-			for j := 0; j < m; j++ {
-				var z float64
-				for i := 0; i < d; i++ {
-					z += x.At(k, i) * u[j*d+i]
-				}
-				if z > 0 {
-					f += z * a[j]
-				}
-			}
+			f := output(k, u, a)
 			l += (f - y[k]) * (f - y[k]) / 2
 		}
-		var reg float64
-		for _, v := range u {
-			reg += v * v
-		}
-		for _, v := range a {
-			reg += v * v
-		}
-		return l + beta/2*reg
+		return l + beta/2*sumSquares(u, a)
 	}
 	gu := make([]float64, len(u))
 	ga := make([]float64, m)
@@ -55,7 +67,6 @@ func gdNonconvex(x *mat.Dense, y []float64, beta float64, m int, seed uint64, it
 	na := make([]float64, m)
 	step := 0.1
 	cur := obj(u, a)
-	z := make([]float64, m)
 	for it := 0; it < iters; it++ {
 		for i := range gu {
 			gu[i] = beta * u[i]
@@ -64,18 +75,7 @@ func gdNonconvex(x *mat.Dense, y []float64, beta float64, m int, seed uint64, it
 			ga[j] = beta * a[j]
 		}
 		for k := 0; k < n; k++ {
-			var f float64
-			for j := 0; j < m; j++ {
-				var s float64
-				for i := 0; i < d; i++ {
-					s += x.At(k, i) * u[j*d+i]
-				}
-				z[j] = s
-				if s > 0 {
-					f += s * a[j]
-				}
-			}
-			r := f - y[k]
+			r := output(k, u, a) - y[k]
 			for j := 0; j < m; j++ {
 				if z[j] > 0 {
 					ga[j] += r * z[j]
@@ -85,13 +85,7 @@ func gdNonconvex(x *mat.Dense, y []float64, beta float64, m int, seed uint64, it
 				}
 			}
 		}
-		var g2 float64
-		for _, v := range gu {
-			g2 += v * v
-		}
-		for _, v := range ga {
-			g2 += v * v
-		}
+		g2 := sumSquares(gu, ga)
 		if g2 < 1e-20 {
 			break
 		}
@@ -121,17 +115,8 @@ func gdNonconvex(x *mat.Dense, y []float64, beta float64, m int, seed uint64, it
 // non-convex objective gradient descent finds from many random starts, and
 // the network recovered from the convex solution attains the convex optimum.
 func TestConvexOptimumIsTheGlobalOptimum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
 	const n = 10
-	x := mat.NewDense(n, 3, nil)
-	y := make([]float64, n)
-	for k := 0; k < n; k++ {
-		a, b := 2*rng.Float64()-1, 2*rng.Float64()-1
-		x.Set(k, 0, a)
-		x.Set(k, 1, b)
-		x.Set(k, 2, 1)
-		y[k] = math.Sin(3*a) + b*b
-	}
+	x, y := testprog.Square2D(n, rand.New(rand.NewPCG(5, 5)), func(a, b float64) float64 { return math.Sin(3*a) + b*b })
 	d, err := solvers.ExactPatterns(x, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -142,14 +127,7 @@ func TestConvexOptimumIsTheGlobalOptimum(t *testing.T) {
 	if err != nil || res.Status != Optimal {
 		t.Fatalf("interior point: %v (%v)", err, res)
 	}
-	net, err := p.Recover(res.Weights)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := p.NonconvexObjective(net)
-	if err != nil {
-		t.Fatal(err)
-	}
+	net, nc := testprog.Recovered(t, p, res.Weights)
 	if math.Abs(nc-res.Objective) > 1e-6*math.Max(1, res.Objective) {
 		t.Fatalf("recovered network l^{u,α} = %.10f, convex optimum %.10f", nc, res.Objective)
 	}

@@ -388,26 +388,14 @@ func newFistaFM(p smoothProblem, st *FISTAState) (*fistaFM, error) {
 		return nil, err
 	}
 	n, m := p.features().Dims()
-	f := &fistaFM{prob: p}
-	if st != nil {
-		if len(st.Alpha) != m || len(st.Prev) != m {
-			return nil, fmt.Errorf("scp: saved FISTA state has %d weights, the problem has %d neurons", len(st.Alpha), m)
-		}
-		if !(st.L > 0) || !(st.T >= 1) {
-			return nil, fmt.Errorf("scp: saved FISTA state is corrupt (L=%v, t=%v)", st.L, st.T)
-		}
-		f.State = FISTAState{Iter: st.Iter, Alpha: append([]float64(nil), st.Alpha...), Prev: append([]float64(nil), st.Prev...), T: st.T, L: st.L, Obj: st.Obj}
+	state, err := initialState(st, m)
+	if err != nil {
+		return nil, err
 	}
-	f.ra = make([]float64, n)
-	f.rp = make([]float64, n)
-	f.ry = make([]float64, n)
-	f.rz = make([]float64, n)
-	f.v = make([]float64, n)
-	f.g = make([]float64, m)
-	f.y = make([]float64, m)
-	f.z = make([]float64, m)
+	f := &fistaFM{prob: p, State: state}
+	makeZeros(n, &f.ra, &f.rp, &f.ry, &f.rz, &f.v)
+	makeZeros(m, &f.g, &f.y, &f.z)
 	if st == nil {
-		f.State = FISTAState{Alpha: make([]float64, m), Prev: make([]float64, m), T: 1, L: 1}
 		f.State.Obj = p.Loss(f.ra) // α = 0: Hα = 0
 		return f, nil
 	}
@@ -419,22 +407,14 @@ func newFistaFM(p smoothProblem, st *FISTAState) (*fistaFM, error) {
 func (f *fistaFM) step() FISTAStep {
 	p, s := f.prob, &f.State
 	H, beta := p.features(), p.beta()
-	shrink := f.Shrink
-	if shrink <= 0 || shrink > 1 {
-		shrink = 0.9
-	}
-	tNext := (1 + math.Sqrt(1+4*s.T*s.T)) / 2
-	mom := (s.T - 1) / tNext
-	for j := range f.y {
-		f.y[j] = s.Alpha[j] + mom*(s.Alpha[j]-s.Prev[j])
-	}
+	tNext, mom := s.extrapolate(f.y)
 	for k := range f.ry {
 		f.ry[k] = f.ra[k] + mom*(f.ra[k]-f.rp[k])
 	}
 	p.LossGrad(f.v, f.ry)
 	H.MulTransVec(f.g, f.v) // ∇(ℓ∘H)(y) = Hᵀ∇ℓ(Hy)
 	dualY := p.dual(f.ry, f.g)
-	L := s.L * shrink
+	L := s.L * shrinkFactor(f.Shrink)
 	var proxNorm float64
 	for {
 		quad := proxStep(f.z, f.y, f.g, L, beta)
@@ -454,13 +434,32 @@ func (f *fistaFM) step() FISTAStep {
 	return FISTAStep{Iter: s.Iter, Objective: objZ, Gap: objZ - dualY, ProxGrad: proxNorm, Restarted: restarted, Nonzeros: nnz}
 }
 
-// FISTABCE solves a BCELasso by FISTA with backtracking on L and
-// function-value / gradient-mapping restart, exactly as FISTA does for Lasso;
-// the step reports the BCE duality gap of BCELasso.
-type FISTABCE struct {
-	Problem *BCELasso
+// fistaSolver is fistaFM with its problem: FISTABCE and FISTAFeatures.
+type fistaSolver[P smoothProblem] struct {
+	Problem P
 	*fistaFM
 }
+
+// newFISTASolver starts fistaFM on p at α = 0, or continues from a saved
+// state when st is not nil.
+func newFISTASolver[P smoothProblem](p P, st *FISTAState) (*fistaSolver[P], error) {
+	f, err := newFistaFM(p, st)
+	if err != nil {
+		return nil, err
+	}
+	return &fistaSolver[P]{Problem: p, fistaFM: f}, nil
+}
+
+// Step performs one iteration. It allocates nothing.
+func (f *fistaSolver[P]) Step() FISTAStep { return f.step() }
+
+// FISTABCE solves a BCELasso by FISTA with backtracking on L and
+// function-value / gradient-mapping restart, exactly as FISTA does for Lasso;
+// the step reports the BCE duality gap of BCELasso. Its field Problem is
+// the problem, State the iteration state (and Shrink the factor in (0,1]
+// applied to L before each step; 0 means 0.9); its Step method performs one
+// iteration and allocates nothing.
+type FISTABCE = fistaSolver[*BCELasso]
 
 // NewFISTABCE starts at α = 0, or continues from a saved state when st is not
 // nil.
@@ -468,34 +467,18 @@ func NewFISTABCE(p *BCELasso, st *FISTAState) (*FISTABCE, error) {
 	if p == nil {
 		return nil, errors.New("scp: nil BCE problem")
 	}
-	f, err := newFistaFM(p, st)
-	if err != nil {
-		return nil, err
-	}
-	return &FISTABCE{Problem: p, fistaFM: f}, nil
+	return newFISTASolver(p, st)
 }
-
-// Step performs one iteration. It allocates nothing.
-func (f *FISTABCE) Step() FISTAStep { return f.step() }
 
 // FISTAFeatures solves a FeatureLasso (squared loss on any FeatureMatrix, e.g.
-// Features32) by the same FISTA.
-type FISTAFeatures struct {
-	Problem *FeatureLasso
-	*fistaFM
-}
+// Features32) by the same FISTA, with the same fields and Step method as
+// FISTABCE.
+type FISTAFeatures = fistaSolver[*FeatureLasso]
 
 // NewFISTAFeatures starts at α = 0, or continues from st when not nil.
 func NewFISTAFeatures(p *FeatureLasso, st *FISTAState) (*FISTAFeatures, error) {
 	if p == nil {
 		return nil, errors.New("scp: nil lasso problem")
 	}
-	f, err := newFistaFM(p, st)
-	if err != nil {
-		return nil, err
-	}
-	return &FISTAFeatures{Problem: p, fistaFM: f}, nil
+	return newFISTASolver(p, st)
 }
-
-// Step performs one iteration. It allocates nothing.
-func (f *FISTAFeatures) Step() FISTAStep { return f.step() }

@@ -9,24 +9,19 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func bceTestProblem(t *testing.T, n, d, m int, seed uint64) (*mat.Dense, *mat.Dense, []float64) {
+// bceTestProblem returns n Gaussian points in d dimensions with noisy 0/1
+// labels, m sampled neurons U and their features H = (XU)_+.
+func bceTestProblem(t *testing.T, n, d, m int, seed uint64) (x, u, h *mat.Dense, y []float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	x := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			x.Set(i, j, rng.NormFloat64())
+	x, y = gaussianData(n, d, rng, func(row []float64) float64 {
+		if row[0]+0.5*rng.NormFloat64() > 0 {
+			return 1
 		}
-		if x.At(i, 0)+0.5*rng.NormFloat64() > 0 {
-			y[i] = 1
-		}
-	}
-	u, err := SampleSphere(d, m, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x, u, y
+		return 0
+	})
+	u, h = sampledFeatures(t, x, m, seed)
+	return x, u, h, y
 }
 
 func runBCE(t *testing.T, p *BCELasso, maxIter int) (FISTAStep, []float64) {
@@ -35,22 +30,12 @@ func runBCE(t *testing.T, p *BCELasso, maxIter int) (FISTAStep, []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st FISTAStep
-	for i := 0; i < maxIter; i++ {
-		st = f.Step()
-		if st.ProxGrad <= 1e-9 && st.Gap <= 1e-9 {
-			break
-		}
-	}
+	st := runUntil(f, maxIter, func(st FISTAStep) bool { return st.ProxGrad <= 1e-9 && st.Gap <= 1e-9 })
 	return st, f.State.Alpha
 }
 
 func TestBCEFISTAOptimality(t *testing.T) {
-	x, u, y := bceTestProblem(t, 40, 3, 25, 1)
-	h, err := ReLUFeatures(x, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, h, y := bceTestProblem(t, 40, 3, 25, 1)
 	beta := 0.01
 	p := &BCELasso{H: NewDenseFeatures(h), Y: y, Beta: beta}
 	st, alpha := runBCE(t, p, 200000)
@@ -117,8 +102,7 @@ func TestBCELossStableLarge(t *testing.T) {
 }
 
 func TestBCEFeatures32Solve(t *testing.T) {
-	x, u, y := bceTestProblem(t, 60, 4, 30, 3)
-	h, _ := ReLUFeatures(x, u)
+	x, u, h, y := bceTestProblem(t, 60, 4, 30, 3)
 	f32, err := NewFeatures32(x, u)
 	if err != nil {
 		t.Fatal(err)
@@ -139,22 +123,12 @@ func TestBCEFeatures32Solve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st FISTAStep
-	for i := 0; i < 100000; i++ {
-		if st = fl.Step(); st.Gap <= 1e-9 {
-			break
-		}
-	}
+	st := runUntil(fl, 100000, gapAtMost(1e-9))
 	ref, err := NewFISTA(&Lasso{H: h, Y: yl, Beta: 0.1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs FISTAStep
-	for i := 0; i < 100000; i++ {
-		if rs = ref.Step(); rs.Gap <= 1e-9 {
-			break
-		}
-	}
+	rs := runUntil(ref, 100000, gapAtMost(1e-9))
 	if st.Gap > 1e-7 || math.Abs(st.Objective-rs.Objective) > 1e-5*rs.Objective {
 		t.Fatalf("squared float32 obj %g gap %g vs Lasso %g", st.Objective, st.Gap, rs.Objective)
 	}
@@ -162,8 +136,7 @@ func TestBCEFeatures32Solve(t *testing.T) {
 
 func TestFeatures32Products(t *testing.T) {
 	// More than one 1024-row block.
-	x, u, _ := bceTestProblem(t, 2500, 5, 17, 5)
-	h, _ := ReLUFeatures(x, u)
+	x, u, h, _ := bceTestProblem(t, 2500, 5, 17, 5)
 	f32, err := NewFeatures32(x, u)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package scp
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -17,30 +16,11 @@ func solveLassoTo(t *testing.T, p *Lasso, tol float64) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for it := 0; it < 500000; it++ {
-		st := f.Step()
-		if st.Gap <= tol*math.Max(1, st.Objective) {
-			return append([]float64(nil), f.State.Alpha...)
-		}
+	done := relGapAtMost(tol)
+	if st := runUntil(f, 500000, done); !done(st) {
+		t.Fatalf("FISTA did not reach gap %g (gap %g)", tol, p.DualityGap(f.State.Alpha))
 	}
-	t.Fatalf("FISTA did not reach gap %g (gap %g)", tol, p.DualityGap(f.State.Alpha))
-	return nil
-}
-
-// twoD returns n points in the plane with a bias column (d = 3) and
-// nonlinear ±1 labels.
-func twoD(n int, seed uint64) (*mat.Dense, []float64) {
-	rng := rand.New(rand.NewPCG(seed, 3))
-	x := mat.NewDense(n, 3, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		a, b := 2*rng.Float64()-1, 2*rng.Float64()-1
-		x.Set(i, 0, a)
-		x.Set(i, 1, b)
-		x.Set(i, 2, 1)
-		y[i] = math.Copysign(1, a*a+b*b-0.5)
-	}
-	return x, y
+	return append([]float64(nil), f.State.Alpha...)
 }
 
 func TestSCPDualFeasibleAndViolatorLowersOptimum(t *testing.T) {

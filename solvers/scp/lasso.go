@@ -1,7 +1,6 @@
 package scp
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -77,13 +76,14 @@ type Lasso struct {
 	Beta float64
 }
 
-// Validate reports shape, finiteness and parameter errors.
+// Validate reports shape, finiteness and parameter errors: those of the
+// same program as a FeatureLasso, and non-finite entries of H.
 func (p *Lasso) Validate() error {
-	if p.H == nil {
-		return errors.New("scp: lasso has no feature matrix")
+	var h FeatureMatrix // a nil H stays a nil FeatureMatrix
+	if p.H != nil {
+		h = NewDenseFeatures(p.H)
 	}
-	n, _ := p.H.Dims()
-	if err := checkLabels(n, p.Y, p.Beta, finiteLabel); err != nil {
+	if err := (&FeatureLasso{H: h, Y: p.Y, Beta: p.Beta}).Validate(); err != nil {
 		return err
 	}
 	return solvers.CheckFinite("scp: H", p.H)
@@ -131,6 +131,27 @@ type FISTAState struct {
 	T     float64   // momentum parameter t_k
 	L     float64   // current Lipschitz estimate (step 1/L)
 	Obj   float64   // F(α_k)
+}
+
+// extrapolate sets y to the extrapolated point
+// y = α_k + m(α_k − α_{k−1}) with the momentum m = (t_k − 1)/t_{k+1},
+// t_{k+1} = (1 + √(1 + 4t_k²))/2, and returns t_{k+1} and m.
+func (s *FISTAState) extrapolate(y []float64) (tNext, mom float64) {
+	tNext = (1 + math.Sqrt(1+4*s.T*s.T)) / 2
+	mom = (s.T - 1) / tNext
+	for j := range y {
+		y[j] = s.Alpha[j] + mom*(s.Alpha[j]-s.Prev[j])
+	}
+	return tNext, mom
+}
+
+// shrinkFactor returns the factor applied to L before each step: shrink when
+// it lies in (0, 1], otherwise 0.9.
+func shrinkFactor(shrink float64) float64 {
+	if shrink <= 0 || shrink > 1 {
+		return 0.9
+	}
+	return shrink
 }
 
 // accept makes z the new iterate α_{k+1} after a step from the extrapolated
@@ -190,43 +211,26 @@ func NewFISTA(p *Lasso, st *FISTAState) (*FISTA, error) {
 		return nil, err
 	}
 	n, m := p.H.Dims()
-	f := &FISTA{Problem: p}
-	if st != nil {
-		if len(st.Alpha) != m || len(st.Prev) != m {
-			return nil, fmt.Errorf("scp: saved FISTA state has %d weights, the problem has %d neurons", len(st.Alpha), m)
-		}
-		if !(st.L > 0) || !(st.T >= 1) {
-			return nil, fmt.Errorf("scp: saved FISTA state is corrupt (L=%v, t=%v)", st.L, st.T)
-		}
-		f.State = FISTAState{Iter: st.Iter, Alpha: append([]float64(nil), st.Alpha...), Prev: append([]float64(nil), st.Prev...), T: st.T, L: st.L, Obj: st.Obj}
-	} else {
-		f.State = FISTAState{Alpha: make([]float64, m), Prev: make([]float64, m), T: 1, L: 1}
+	state, err := initialState(st, m)
+	if err != nil {
+		return nil, err
+	}
+	f := &FISTA{Problem: p, State: state}
+	if st == nil {
 		f.State.Obj = p.Objective(f.State.Alpha)
 	}
-	f.r = make([]float64, n)
-	f.rz = make([]float64, n)
-	f.g = make([]float64, m)
-	f.y = make([]float64, m)
-	f.z = make([]float64, m)
+	makeZeros(n, &f.r, &f.rz)
+	makeZeros(m, &f.g, &f.y, &f.z)
 	return f, nil
 }
 
 // Step performs one FISTA iteration. It allocates nothing.
 func (f *FISTA) Step() FISTAStep {
 	p, s := f.Problem, &f.State
-	shrink := f.Shrink
-	if shrink <= 0 || shrink > 1 {
-		shrink = 0.9
-	}
-	// Extrapolated point y = α_k + ((t_k − 1)/t_{k+1})(α_k − α_{k−1}).
-	tNext := (1 + math.Sqrt(1+4*s.T*s.T)) / 2
-	mom := (s.T - 1) / tNext
-	for j := range f.y {
-		f.y[j] = s.Alpha[j] + mom*(s.Alpha[j]-s.Prev[j])
-	}
+	tNext, _ := s.extrapolate(f.y)
 	p.smooth(f.y, f.r)
 	blas64.Gemv(blas.Trans, 1, p.H.RawMatrix(), vec(f.r), 0, vec(f.g)) // ∇f(y) = Hᵀ(Hy − y_data)
-	L := s.L * shrink
+	L := s.L * shrinkFactor(f.Shrink)
 	var fz, proxNorm float64
 	for {
 		quad := proxStep(f.z, f.y, f.g, L, p.Beta)

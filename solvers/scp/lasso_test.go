@@ -1,34 +1,19 @@
 package scp
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/convexnn/convexnn/solvers/internal/testprog"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
 func randomLasso(t *testing.T, n, d, m int, seed uint64) (*Lasso, *mat.Dense) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	x := mat.NewDense(n, d, nil)
-	y := make([]float64, n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			x.Set(i, j, rng.NormFloat64())
-		}
-		y[i] = math.Copysign(1, x.At(i, 0)*x.At(i, 1)+0.1)
-	}
-	u, err := SampleSphere(d, m, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReLUFeatures(x, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := gaussianData(n, d, rand.New(rand.NewPCG(seed, 1)), func(row []float64) float64 { return math.Copysign(1, row[0]*row[1]+0.1) })
+	u, h := sampledFeatures(t, x, m, seed)
 	return &Lasso{H: h, Y: y, Beta: 0.05}, u
 }
 
@@ -74,13 +59,7 @@ func TestFISTAReachesKKT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st FISTAStep
-	for i := 0; i < 20000; i++ {
-		st = f.Step()
-		if st.Gap < 1e-7 {
-			break
-		}
-	}
+	st := runUntil(f, 20000, func(st FISTAStep) bool { return st.Gap < 1e-7 })
 	if st.Gap > 1e-7 {
 		t.Fatalf("duality gap %v after %d iterations", st.Gap, st.Iter)
 	}
@@ -118,14 +97,7 @@ func TestFISTAResumeIsExact(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		first.Step()
 	}
-	buf, err := json.Marshal(first.State)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved FISTAState
-	if err := json.Unmarshal(buf, &saved); err != nil {
-		t.Fatal(err)
-	}
+	saved := testprog.Saved(t, first.State)
 	second, err := NewFISTA(p, &saved)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,30 @@ func checkLabels(n int, y []float64, beta float64, label func(k int, v float64) 
 	return nil
 }
 
+// makeZeros sets each of vs to a new zero vector of length n (solver
+// workspace).
+func makeZeros(n int, vs ...*[]float64) {
+	for _, v := range vs {
+		*v = make([]float64, n)
+	}
+}
+
+// initialState returns the state FISTA starts from on a problem with m
+// weights: a copy of the saved state st, or, when st is nil, α = α_prev = 0
+// with t = 1 and L = 1 (the caller sets Obj = F(0)).
+func initialState(st *FISTAState, m int) (FISTAState, error) {
+	if st == nil {
+		return FISTAState{Alpha: make([]float64, m), Prev: make([]float64, m), T: 1, L: 1}, nil
+	}
+	if len(st.Alpha) != m || len(st.Prev) != m {
+		return FISTAState{}, fmt.Errorf("scp: saved FISTA state has %d weights, the problem has %d neurons", len(st.Alpha), m)
+	}
+	if !(st.L > 0) || !(st.T >= 1) {
+		return FISTAState{}, fmt.Errorf("scp: saved FISTA state is corrupt (L=%v, t=%v)", st.L, st.T)
+	}
+	return FISTAState{Iter: st.Iter, Alpha: append([]float64(nil), st.Alpha...), Prev: append([]float64(nil), st.Prev...), T: st.T, L: st.L, Obj: st.Obj}, nil
+}
+
 // finiteLabel accepts any finite target (the squared loss).
 func finiteLabel(k int, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

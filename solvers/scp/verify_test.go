@@ -77,6 +77,29 @@ func vfDot(a, b []float64) float64 {
 	return s
 }
 
+// vfNonzeros returns |{j : a_j ≠ 0}|.
+func vfNonzeros(a []float64) int {
+	nnz := 0
+	for _, v := range a {
+		if v != 0 {
+			nnz++
+		}
+	}
+	return nnz
+}
+
+// vfPerturbed returns a random point near a: each entry is, with probability
+// ½, a_j + sd·N(0, 1) drawn from rng, and 0 otherwise.
+func vfPerturbed(rng *rand.Rand, a []float64, sd float64) []float64 {
+	out := make([]float64, len(a))
+	for j := range out {
+		if rng.Float64() < 0.5 {
+			out[j] = a[j] + sd*rng.NormFloat64()
+		}
+	}
+	return out
+}
+
 func vfL1(a []float64) float64 {
 	var s float64
 	for _, v := range a {
@@ -447,14 +470,7 @@ func TestLassoFISTAMatchesCoordinateDescent(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		x, y, _ := vfData(30, 4, seed)
 		for _, N := range []int{5, 20, 60} {
-			u, err := SampleSphere(4, N, 1000*seed+uint64(N))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := ReLUFeatures(x, u)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, h := sampledFeatures(t, x, N, 1000*seed+uint64(N))
 			cols := vfCols(h)
 			// β = 2% of the smallest β with α* = 0 keeps several neurons active.
 			var lmax float64
@@ -497,12 +513,7 @@ func TestLassoFISTAMatchesCoordinateDescent(t *testing.T) {
 				vfPredict(cols, len(y), vfDiff(aF, aCD))))
 			fitBound := math.Sqrt(2*math.Max(gF, 0)) + math.Sqrt(2*math.Max(gCD, 0)) + 1e-12
 			aDiff := vfMaxAbsDiff(aF, aCD)
-			nnz := 0
-			for _, a := range aCD {
-				if a != 0 {
-					nnz++
-				}
-			}
+			nnz := vfNonzeros(aCD)
 			t.Logf("seed %d N=%2d β=%.4g: F_CD=%.15g (KKT %.1e, %d passes, gap %.1e) F_FISTA=%.15g (gap %.1e, %d it) rel %.2e ‖α diff‖∞ %.2e ‖H Δα‖ %.2e ≤ %.2e nnz %d",
 				seed, N, beta, fCD, kkt, sweeps, gCD, fF, st.Gap, st.Iter, rel, aDiff, fitDiff, fitBound, nnz)
 			if rel > 1e-9 {
@@ -520,12 +531,7 @@ func TestLassoFISTAMatchesCoordinateDescent(t *testing.T) {
 			// Weak duality of DualityGap at random points.
 			rng := rand.New(rand.NewPCG(seed, uint64(N)))
 			for trial := 0; trial < 20; trial++ {
-				a := make([]float64, N)
-				for j := range a {
-					if rng.Float64() < 0.5 {
-						a[j] = aCD[j] + 0.1*rng.NormFloat64()
-					}
-				}
+				a := vfPerturbed(rng, aCD, 0.1)
 				fa := vfLassoObj(cols, y, a, beta)
 				if g := p.DualityGap(a); g < fa-fCD-1e-12*math.Max(1, fa) {
 					t.Fatalf("seed %d N=%d: DualityGap %g < F(α) − F* = %g at a random α", seed, N, g, fa-fCD)
@@ -536,12 +542,7 @@ func TestLassoFISTAMatchesCoordinateDescent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var fs FISTAStep
-			for it := 0; it < 500000; it++ {
-				if fs = ff.Step(); fs.Gap <= 1e-13*math.Max(1, fs.Objective) {
-					break
-				}
-			}
+			fs := runUntil(ff, 500000, relGapAtMost(1e-13))
 			if r := math.Abs(vfLassoObj(cols, y, ff.State.Alpha, beta)-fCD) / math.Max(1, fCD); r > 1e-9 {
 				t.Errorf("seed %d N=%d: FISTAFeatures objective off by rel %.2e (gap %.2e)", seed, N, r, fs.Gap)
 			}
@@ -569,14 +570,7 @@ func TestBCEFISTAMatchesCoordinateNewton(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		x, _, b := vfData(40, 4, 10+seed)
 		for _, N := range []int{5, 20, 60} {
-			u, err := SampleSphere(4, N, 2000*seed+uint64(N))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := ReLUFeatures(x, u)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, h := sampledFeatures(t, x, N, 2000*seed+uint64(N))
 			cols := vfCols(h)
 			lmax := 0.0
 			for _, g := range vfBCEGrad(cols, b, make([]float64, N)) {
@@ -593,12 +587,7 @@ func TestBCEFISTAMatchesCoordinateNewton(t *testing.T) {
 			fF := vfBCEObj(cols, b, aF, beta)
 			rel := math.Abs(fF-fCD) / math.Max(1, math.Abs(fCD))
 			aDiff := vfMaxAbsDiff(aF, aCD)
-			nnz := 0
-			for _, a := range aCD {
-				if a != 0 {
-					nnz++
-				}
-			}
+			nnz := vfNonzeros(aCD)
 			t.Logf("seed %d N=%2d β=%.4g: F_CD=%.15g (KKT %.1e, %d passes) F_FISTA=%.15g (gap %.1e, %d it) rel %.2e ‖α diff‖∞ %.2e nnz %d",
 				seed, N, beta, fCD, kkt, sweeps, fF, st.Gap, st.Iter, rel, aDiff, nnz)
 			if rel > 1e-9 {
@@ -618,12 +607,7 @@ func TestBCEFISTAMatchesCoordinateNewton(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(seed, uint64(N)+99))
 			for trial := 0; trial < 20; trial++ {
-				a := make([]float64, N)
-				for j := range a {
-					if rng.Float64() < 0.5 {
-						a[j] = aCD[j] + 0.3*rng.NormFloat64()
-					}
-				}
+				a := vfPerturbed(rng, aCD, 0.3)
 				fa := vfBCEObj(cols, b, a, beta)
 				if g := p.DualityGap(a); g < fa-fCD-1e-12 {
 					t.Fatalf("seed %d N=%d: BCE DualityGap %g < F(α) − F* = %g at a random α", seed, N, g, fa-fCD)
@@ -671,11 +655,7 @@ func TestNestedSamplesObjectiveNonincreasing(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for it := 0; it < 1000000; it++ {
-						if st := f.Step(); st.Gap <= gapTol {
-							break
-						}
-					}
+					runUntil(f, 1000000, gapAtMost(gapTol))
 					obj, gap = vfLassoObj(vfCols(h), y, f.State.Alpha, p.Beta), vfLassoGap(vfCols(h), y, f.State.Alpha, p.Beta)
 				case "bce":
 					p := &BCELasso{H: NewDenseFeatures(h), Y: b, Beta: 0.005}
@@ -683,12 +663,7 @@ func TestNestedSamplesObjectiveNonincreasing(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					var st FISTAStep
-					for it := 0; it < 1000000; it++ {
-						if st = f.Step(); st.Gap <= gapTol {
-							break
-						}
-					}
+					st := runUntil(f, 1000000, gapAtMost(gapTol))
 					obj, gap = vfBCEObj(vfCols(h), b, f.State.Alpha, p.Beta), st.Gap
 				}
 				if !(gap <= gapTol) || gap < -1e-12 {
@@ -819,14 +794,7 @@ func TestHoeffdingCertificateCoverage(t *testing.T) {
 	const beta = 0.05
 
 	// Case A: fixed sample of 20 neurons.
-	u, err := SampleSphere(3, 20, 71)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := ReLUFeatures(x, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h := sampledFeatures(t, x, 20, 71)
 	p := &Lasso{H: h, Y: y, Beta: beta}
 	alpha := solveLassoTo(t, p, 1e-12)
 	v := Dual(p, alpha)
@@ -1017,13 +985,7 @@ func TestIterativeSCPRoundsAudit(t *testing.T) {
 				t.Fatalf("V[%d] = %v, y − Hα = %v", k, res.V[k], y[k]-fit[k])
 			}
 		}
-		nnz := 0
-		for _, a := range res.Alpha {
-			if a != 0 {
-				nnz++
-			}
-		}
-		if nnz != last.Nonzeros {
+		if nnz := vfNonzeros(res.Alpha); nnz != last.Nonzeros {
 			t.Errorf("nonzeros %d, reported %d", nnz, last.Nonzeros)
 		}
 		if g := vfLassoGap(cols, y, res.Alpha, beta); math.Abs(g-last.Gap) > 1e-12 {

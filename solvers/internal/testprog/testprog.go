@@ -1,8 +1,8 @@
 // Package testprog holds what the solvers' tests share: random convex
 // programs with a planted two-layer teacher, and the independent oracle,
-// Debian's python3-cvxopt, run on the same programs (cvxopt_oracle.py for
-// eq. convex_general, cvxopt_robust_oracle.py for the robust programs). Tests
-// only.
+// Debian's python3-cvxopt, run on the same programs (cvxopt_oracle.py, in
+// mode "general" for eq. convex_general and in mode "robust" for the robust
+// programs). Tests only.
 package testprog
 
 import (
@@ -23,12 +23,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-var (
-	//go:embed cvxopt_oracle.py
-	oracleScript string
-	//go:embed cvxopt_robust_oracle.py
-	robustOracleScript string
-)
+//go:embed cvxopt_oracle.py
+var oracleScript string
 
 // Instance describes a random program for the interior-point tests.
 type Instance struct {
@@ -111,6 +107,49 @@ func Random(t testing.TB, c Instance) *solvers.Program {
 	return p
 }
 
+// Square2D returns n points (a_k, b_k) drawn from rng uniformly in the square
+// [−1, 1]², with a bias column (d = 3), and the targets y_k = f(a_k, b_k).
+func Square2D(n int, rng *rand.Rand, f func(a, b float64) float64) (*mat.Dense, []float64) {
+	x := mat.NewDense(n, 3, nil)
+	y := make([]float64, n)
+	for k := range y {
+		a, b := 2*rng.Float64()-1, 2*rng.Float64()-1
+		x.SetRow(k, []float64{a, b, 1})
+		y[k] = f(a, b)
+	}
+	return x, y
+}
+
+// Recovered returns the network p.Recover builds from w and its non-convex
+// objective l^{u,α} (eq. nonconvex_general), failing the test on an error.
+func Recovered(t testing.TB, p *solvers.Program, w solvers.Weights) (*solvers.Network, float64) {
+	t.Helper()
+	var obj float64
+	net, err := p.Recover(w)
+	if err == nil {
+		obj, err = p.NonconvexObjective(net)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net, obj
+}
+
+// Saved returns a copy of a solver's state made as a saved run makes it:
+// through JSON.
+func Saved[S any](t testing.TB, st S) S {
+	t.Helper()
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out S
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Python is Debian's Python, which has python3-cvxopt.
 const Python = "/usr/bin/python3"
 
@@ -152,32 +191,27 @@ type CVXOPTRobustResult struct {
 	Violation float64 `json:"violation"`
 }
 
-// oracleInput is a program as the oracles read it on stdin.
+// oracleInput is a program as the oracle reads it on stdin.
 type oracleInput struct {
-	X    [][]float64 `json:"X"`
-	Y    []float64   `json:"y"`
-	D    [][]int     `json:"D"`
-	Loss string      `json:"loss"`
-	Beta float64     `json:"beta"`
-	Eps  float64     `json:"eps,omitempty"`
-	Norm string      `json:"norm,omitempty"`
-	Bias bool        `json:"bias,omitempty"`
+	solvers.ProgramRows
+	Eps  float64 `json:"eps,omitempty"`
+	Norm string  `json:"norm,omitempty"`
+	Bias bool    `json:"bias,omitempty"`
 }
 
 func inputOf(p *solvers.Program) oracleInput {
-	in := oracleInput{Y: p.Y, Loss: p.Loss.String(), Beta: p.Beta}
-	in.X, in.D = p.Table()
-	return in
+	return oracleInput{ProgramRows: p.Rows()}
 }
 
-// runOracle runs script on in and decodes its answer into out.
-func runOracle(t *testing.T, script string, in oracleInput, out any) {
+// runOracle runs the oracle script in mode on in and decodes its answer
+// into out.
+func runOracle(t *testing.T, mode string, in oracleInput, out any) {
 	t.Helper()
 	js, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(Python, "-c", script)
+	cmd := exec.Command(Python, "-c", oracleScript, mode)
 	cmd.Stdin = bytes.NewReader(js)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -194,7 +228,7 @@ func runOracle(t *testing.T, script string, in oracleInput, out any) {
 func CVXOPT(t *testing.T, p *solvers.Program) CVXOPTResult {
 	t.Helper()
 	var res CVXOPTResult
-	runOracle(t, oracleScript, inputOf(p), &res)
+	runOracle(t, "general", inputOf(p), &res)
 	return res
 }
 
@@ -205,7 +239,7 @@ func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) C
 	in := inputOf(p)
 	in.Eps, in.Norm, in.Bias = pert.Eps, string(pert.Norm.Canonical()), p.Bias
 	var res CVXOPTRobustResult
-	runOracle(t, robustOracleScript, in, &res)
+	runOracle(t, "robust", in, &res)
 	return res
 }
 
