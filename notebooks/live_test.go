@@ -275,6 +275,7 @@ func startNotebookServer(t *testing.T, jupyter, root, dir string, port int, jupy
 		"JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
 		"JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"),
 		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"),
+		"GOPROXY=off", // hermetic, as nbrun's headless runs
 	)
 	// The log is shown when the test fails. A log file rather than a
 	// pipe: the kernels inherit it, and a pipe would keep Wait waiting for

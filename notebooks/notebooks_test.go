@@ -265,7 +265,7 @@ func TestInterruptingACellSavesTheLastStep(t *testing.T) {
 	work := t.TempDir()
 	script, _ := filepath.Abs("testdata/interrupt_cell.py")
 	cmd := exec.Command("/usr/bin/python3", script, work)
-	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+filepath.Join(root, ".cache", "jupyter"), "CONVEXNN_STATE_DIR="+filepath.Join(work, "state"))
+	cmd.Env = append(os.Environ(), "JUPYTER_PATH="+filepath.Join(root, ".cache", "jupyter"), "CONVEXNN_STATE_DIR="+filepath.Join(work, "state"), "GOPROXY=off")
 	out, err := cmd.Output()
 	if err != nil {
 		stderr := ""

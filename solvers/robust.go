@@ -128,6 +128,11 @@ func (n Norm) Dual(v []float64) float64 {
 	return m
 }
 
+// Maximizer sets dst to a maximizer of δᵀg over the unit ball of the norm n
+// (so that dstᵀg = ‖g‖_*, a subgradient of the dual norm at g); see
+// robustMaximizer.
+func (n Norm) Maximizer(dst, g []float64) { robustMaximizer(n.Canonical(), dst, g) }
+
 // robustMaximizer sets dst to a maximizer of δᵀg over the unit ball
 // ‖δ‖_p ≤ 1, so that dstᵀg = ‖g‖_*: sgn(g) for p = ∞ (with sgn 0 = 0, those
 // coordinates do not change the value), g/‖g‖₂ for p = 2, and sgn(g_j)e_j

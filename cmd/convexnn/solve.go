@@ -14,6 +14,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
+	"github.com/convexnn/convexnn/solvers/certify"
 	"github.com/convexnn/convexnn/solvers/ipm"
 	"github.com/convexnn/convexnn/solvers/scp"
 	"gonum.org/v1/gonum/mat"
@@ -85,8 +86,16 @@ type resultJSON struct {
 	Neurons int     `json:"neurons,omitempty"`
 	Seed    *uint64 `json:"seed,omitempty"`
 	Gap     float64 `json:"duality_gap,omitempty"`
-	Seconds float64 `json:"seconds"`
-	BLAS    string  `json:"blas"`
+	// LowerBound ≤ p* ≤ UpperBound certify the optimum p* of the program as
+	// posed (package solvers/certify); CertifiedGap is
+	// (upper − lower)/|upper|. UpperBound is the objective at the solution
+	// made feasible (restored), so it may exceed Objective when the solution
+	// violates constraints.
+	LowerBound   *float64 `json:"lower_bound,omitempty"`
+	UpperBound   *float64 `json:"upper_bound,omitempty"`
+	CertifiedGap *float64 `json:"gap,omitempty"`
+	Seconds      float64  `json:"seconds"`
+	BLAS         string   `json:"blas"`
 	// Robust training (eps > 0): the perturbation set and the objective on
 	// the clean data at the solution; Objective is then the robust objective
 	// (eq. hinge_adv_D, eq. SOCP3) and MaxViolation that of the robust
@@ -305,7 +314,8 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split, rbcd or robust (default: robust for eps > 0, else closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm or admm) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-neurons N -seed S] [-out result.json]"
+	gap := fs.Float64("gap", 0, "ADMM: stop when the certified relative gap (upper − lower)/|upper| is at most this (0: the solver's own stopping test only); every solver reports its certified bounds")
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm or admm) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -317,6 +327,12 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *maxIter < 0 || *tol < 0 || *rho < 0 || math.IsNaN(*tol) || math.IsNaN(*rho) {
 		return badInput("solve: -max-iter, -tol and -rho must be ≥ 0")
+	}
+	if set := flagSet(fs, "gap"); set && !(*gap > 0 && *gap < 1) {
+		return badInput("solve: -gap %v: the certified relative gap must be in (0, 1)", *gap)
+	}
+	if *gap > 0 && *solver != "admm" {
+		return badInput("solve: -gap is an ADMM stopping rule; -solver %s reports its certified gap in the result (\"gap\")", *solver)
 	}
 	if *relax != 0 && !(*relax > 0 && *relax < 2) {
 		return badInput("solve: -relax %v: the over-relaxation α must be in (0, 2)", *relax)
@@ -384,7 +400,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		wt, res.Status, res.Iterations = r.Weights, r.Status.String(), r.Iterations
 	case "admm":
-		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *maxIter); err != nil {
+		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *gap, *maxIter); err != nil {
 			return err
 		}
 		wt = converged.weights
@@ -394,6 +410,19 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
+	bound := converged.bound
+	if bound == nil {
+		cert, err := certify.New(p, pert)
+		if err != nil {
+			return err
+		}
+		b, err := cert.Bound(wt, nil)
+		if err != nil {
+			return err
+		}
+		bound = &b
+	}
+	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
 	if res.Objective, err = p.Objective(wt); err != nil {
 		return err
 	}
@@ -457,13 +486,14 @@ func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error))
 type admmResult struct {
 	weights solvers.Weights
 	ok      bool
+	bound   *certify.Bound // the last certificate, when -gap asked for them
 }
 
 // solveADMM runs the ADMM variant named by inner, or admm.ChooseVariant's
 // for the program's loss when inner is empty, and returns the variant, the
 // iterations and how it ended. -relax is the closed-form u-update's; 1 means
 // no over-relaxation for every variant.
-func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, inner string, relax, rho, tol float64, maxIter int) (string, int, admmResult, error) {
+func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, inner string, relax, rho, tol, gap float64, maxIter int) (string, int, admmResult, error) {
 	robust := pert.Eps > 0
 	v := admm.ChooseVariant(p.Loss, robust)
 	if inner != "" {
@@ -497,11 +527,44 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 	if err != nil {
 		return string(v), 0, admmResult{}, err
 	}
-	hist, err := admm.Solve(ctx, s, maxIter, nil)
+	// With -gap, the certificate (certify) every certifyEvery iterations
+	// decides: the run stops once the certified gap is at most gap.
+	var onStep func(admm.Step) bool
+	var last *certify.Bound
+	var certErr error
+	if gap > 0 {
+		cert, err := certify.New(p, pert)
+		if err != nil {
+			return string(v), 0, admmResult{}, err
+		}
+		onStep = func(st admm.Step) bool {
+			if st.Iter%certifyEvery != 0 {
+				return true
+			}
+			b, err := cert.Bound(s.Weights(), admm.Hint(s))
+			if err != nil {
+				certErr = err
+				return false
+			}
+			last = &b
+			return b.Gap > gap
+		}
+	}
+	hist, err := admm.Solve(ctx, s, maxIter, onStep)
+	if err == nil {
+		err = certErr
+	}
 	if err != nil {
 		return string(v), len(hist), admmResult{}, err
 	}
-	return string(v), len(hist), admmResult{weights: s.Weights(), ok: len(hist) > 0 && s.Converged(hist[len(hist)-1])}, nil
+	ok := len(hist) > 0 && s.Converged(hist[len(hist)-1])
+	if last != nil && last.Gap <= gap {
+		ok = true
+	}
+	if last != nil && (len(hist) == 0 || hist[len(hist)-1].Iter != s.Iter() || s.Iter()%certifyEvery != 0) {
+		last = nil // the run went on after the last certificate
+	}
+	return string(v), len(hist), admmResult{weights: s.Weights(), ok: ok, bound: last}, nil
 }
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),
@@ -575,4 +638,15 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	}
 	res.Network = networkOf(net)
 	return res, nil
+}
+
+// certifyEvery is how often (in iterations) solve -gap certifies an ADMM
+// iterate: a certificate costs about as much as tens of iterations.
+const certifyEvery = 50
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }

@@ -124,6 +124,9 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "0"}, "-gap 0: the certified relative gap must be in (0, 1)"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "NaN"}, "-gap NaN"},
+		{[]string{"-problem", hinge, "-solver", "ipm", "-gap", "1e-6"}, "-gap is an ADMM stopping rule"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
@@ -358,4 +361,26 @@ func TestSolveRobustUsage(t *testing.T) {
 	}
 	// "norm" with eps 0 is accepted (standard training).
 	solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"norm": "2"})), "-solver", "ipm")
+}
+
+// TestSolveCertifiesTheOptimum checks the certificate in the result file:
+// lower ≤ the interior-point optimum ≤ upper for both solvers, a small
+// certified gap at the interior-point solution, and -gap stopping ADMM once
+// its certified gap is below the target.
+func TestSolveCertifiesTheOptimum(t *testing.T) {
+	prob := writeProblem(t, randomProblem(30, 3, "squared", 1))
+	ipm := solveJSON(t, "-problem", prob, "-solver", "ipm")
+	if ipm.LowerBound == nil || ipm.CertifiedGap == nil || ipm.UpperBound == nil {
+		t.Fatal("ipm result has no certificate")
+	}
+	if *ipm.LowerBound > ipm.Objective || *ipm.CertifiedGap > 1e-6 {
+		t.Fatalf("ipm: lower bound %.12g, objective %.12g, certified gap %.3g", *ipm.LowerBound, ipm.Objective, *ipm.CertifiedGap)
+	}
+	admm := solveJSON(t, "-problem", prob, "-solver", "admm", "-max-iter", "20000", "-tol", "1e-12", "-gap", "1e-3")
+	if admm.CertifiedGap == nil || *admm.CertifiedGap > 1e-3 || admm.Status != "optimal" {
+		t.Fatalf("admm -gap 1e-3: status %s, certified gap %v", admm.Status, admm.CertifiedGap)
+	}
+	if admm.Iterations >= 20000 || *admm.LowerBound > ipm.Objective*(1+1e-9) || *admm.UpperBound < ipm.Objective*(1-1e-9) {
+		t.Fatalf("admm -gap 1e-3: %d iterations, bounds [%.12g, %.12g], optimum %.12g", admm.Iterations, *admm.LowerBound, *admm.UpperBound, ipm.Objective)
+	}
 }

@@ -28,7 +28,12 @@ type Options struct {
 	Size    string        // "small" (default) or "paper": exported to cells as CONVEXNN_SIZE
 	Timeout time.Duration // per cell; 0 means 10 minutes
 	Python  string        // Debian's Python with nbconvert; default /usr/bin/python3
-	Env     []string      // extra environment for the kernel, KEY=VALUE
+	// Env is extra environment for the kernel, KEY=VALUE. Headless runs are
+	// hermetic: the kernel's go get resolves modules from the workspace and
+	// the module cache that set-up filled (GOPROXY=off), which also saves
+	// the proxy's version listings, about a second per cell. Set GOPROXY
+	// here to let cells fetch modules.
+	Env []string
 }
 
 // CellError is a cell that failed.
@@ -192,6 +197,7 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 		"JUPYTER_PATH="+filepath.Join(o.Repo, ".cache", "jupyter"),
 		"CONVEXNN_SIZE="+o.Size,
 		"CONVEXNN_STATE_DIR="+stateDir,
+		"GOPROXY=off",
 	)
 	env = append(env, o.Env...)
 	abs, err := filepath.Abs(notebook)

@@ -445,8 +445,12 @@ MODES = {"general": solve_general, "robust": solve_robust}
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "general"
     if mode not in MODES or len(sys.argv) > 2:
-        sys.exit("usage: cvxopt_oracle.py [general | robust] < program.json")
-    json.dump(MODES[mode](json.load(sys.stdin)), sys.stdout)
+        sys.exit("usage: cvxopt_oracle.py [general | robust] < program.json (one program, or a list of programs)")
+    prob = json.load(sys.stdin)
+    if isinstance(prob, list):  # a batch: one answer per program
+        json.dump([MODES[mode](p) for p in prob], sys.stdout)
+    else:
+        json.dump(MODES[mode](prob), sys.stdout)
     sys.stdout.write("\n")
 
 

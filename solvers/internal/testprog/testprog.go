@@ -205,7 +205,7 @@ func inputOf(p *solvers.Program) oracleInput {
 
 // runOracle runs the oracle script in mode on in and decodes its answer
 // into out.
-func runOracle(t *testing.T, mode string, in oracleInput, out any) {
+func runOracle(t *testing.T, mode string, in any, out any) {
 	t.Helper()
 	js, err := json.Marshal(in)
 	if err != nil {
@@ -240,6 +240,23 @@ func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) C
 	in.Eps, in.Norm, in.Bias = pert.Eps, string(pert.Norm.Canonical()), p.Bias
 	var res CVXOPTRobustResult
 	runOracle(t, "robust", in, &res)
+	return res
+}
+
+// CVXOPTRobustBatch solves the robust program of every ps[k] with
+// perts[k] in one run of the robust oracle (one Python start for all).
+func CVXOPTRobustBatch(t *testing.T, ps []*solvers.Program, perts []solvers.Perturbation) []CVXOPTRobustResult {
+	t.Helper()
+	ins := make([]oracleInput, len(ps))
+	for k, p := range ps {
+		ins[k] = inputOf(p)
+		ins[k].Eps, ins[k].Norm, ins[k].Bias = perts[k].Eps, string(perts[k].Norm.Canonical()), p.Bias
+	}
+	var res []CVXOPTRobustResult
+	runOracle(t, "robust", ins, &res)
+	if len(res) != len(ps) {
+		t.Fatalf("cvxopt oracle answered %d of %d programs", len(res), len(ps))
+	}
 	return res
 }
 

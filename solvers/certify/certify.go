@@ -1,0 +1,294 @@
+// Package certify encloses the optimum p* of a convex training program
+// (solvers.Program: eq. convex_general, the sampled eq. prac_clean, and the
+// robust eq. rob_gen_cvx with the constraints of eq. robust_constraint) from
+// both sides, from any point a solver reaches: Lower ≤ p* ≤ Upper, valid
+// whatever the point, so that a solver's stall and the optimum can be told
+// apart.
+//
+// Notation as in solvers/robust.go: the 2P groups u_j are v_1 … v_P, w_1 … w_P
+// with pattern i(j) and sign σ_j = +1, −1; S_i = 2D_i − I; f is the number of
+// perturbed features and N(u) = ‖u^f‖_* the dual norm of the perturbation's
+// ℓ_p norm on them (ε = 0 for the standard program); K_j is the cone
+// {u : S_{i(j)} X u ≥ ε N(u) 1} and B^f the unit ℓ_p ball on the f features.
+//
+// Upper bound. The point is made feasible (restore): a group outside K_j is
+// moved along an interior direction e_i of the pattern's cone by the least
+// step that makes every margin nonnegative (margins are superadditive,
+// m(u + τe) ≥ m(u) + τ m(e)), and set to zero when no such direction is known
+// or the step is longer than the group. Upper is the objective (the robust
+// objective, solvers.RobustObjective, for ε > 0) at that point, or at zero
+// if lower.
+//
+// Lower bound (weak duality). For a perturbation Δ with rows in the ε-ball
+// (zero on the unperturbed bias column; Δ = 0 for ε = 0), a point μ of the
+// domain of the conjugate ℓ* of the loss, and multipliers α_j ∈ Rⁿ, α_j ≥ 0,
+//
+//	L(μ, α) = −ℓ*(μ) + R min(0, β − max_j s_j),
+//	s_j = dist(c_j − XᵀS_{i(j)}α_j, ε(1ᵀα_j) B^f),  c_j = σ_j (X + Δ)ᵀ D_{i(j)} μ,
+//
+// with R = Upper/β, is at most p*: the robust loss is at least the loss on
+// X + Δ, which is at least μᵀŷ_Δ − ℓ*(μ) (Fenchel–Young); on K_j the
+// multiplier term −α_jᵀ(S X u_j − εN(u_j)1) is ≤ 0, and what remains of group
+// j is at least (β − s_j)‖u_j‖₂ (the ball absorbs the dual norm); at an
+// optimum β Σ_j ‖u_j‖₂ ≤ p* ≤ Upper because the losses are nonnegative. Since
+// the domains contain 0, (tμ, tα) is admissible for t ∈ [0, 1], and Lower is
+// the maximum of L over t. At an optimal primal-dual pair (μ* = ∇ℓ(ŷ*) for a
+// smooth loss, α* the cone multipliers) s_j ≤ β for every j and L = p*: the
+// bound closes as the point and the multipliers converge.
+//
+// μ and Δ come from a solver's dual (Hint) or, by default, from the point:
+// Δ the worst case (solvers.WorstCase) and μ the gradient of the loss on
+// X + Δ (a subgradient for the hinge loss), clipped to dom ℓ*. The
+// multipliers α are improved by projected-gradient steps on ½ s_j², started
+// from the hint or from the previous call. Every product that enters s_j or
+// −ℓ*(μ) is charged its floating-point error bound γ_n |A||B| (γ_n = n·u/(1 − n·u)),
+// so the bound also holds for the computed numbers.
+package certify
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Bound is a certified enclosure Lower ≤ p* ≤ Upper of a program's optimum,
+// from one point.
+type Bound struct {
+	Lower float64
+	Upper float64
+	// Gap is the certified relative gap (Upper − Lower)/|Upper| (Upper − Lower
+	// when Upper is 0).
+	Gap float64
+	// Objective and Violation are the objective (robust for ε > 0) and the
+	// largest constraint violation at the point as given.
+	Objective, Violation float64
+	// Restored is the number of groups changed to make the point feasible;
+	// Feasible is that feasible point, whose objective Upper bounds
+	// (up to the rounding slack of its evaluation).
+	Restored int
+	Feasible solvers.Weights
+}
+
+// Hint is dual information a solver has about its point; every field is
+// optional (nil: derived from the point). Nothing in it can make a bound
+// invalid: μ is clipped to dom ℓ*, the rows of Delta are projected onto the
+// ε-ball and Alpha onto α ≥ 0.
+type Hint struct {
+	// Mu is a dual point of the loss (n entries) on the data X + Delta, for
+	// instance ∇ℓ(ŷ) or ρ times the scaled dual of a loss split.
+	Mu []float64
+	// Delta (n×d, the bias column ignored) is the perturbation of the loss's
+	// lower bound; robust programs only.
+	Delta *mat.Dense
+	// Alpha (2P×n, row j for group j) holds the multipliers of the cone
+	// constraints S_{i(j)} X u_j ≥ εN(u_j)1.
+	Alpha *mat.Dense
+}
+
+// Certifier bounds the optimum of one program. It keeps the multipliers of
+// its last call (a warm start for the next) and the interior directions it
+// found, so it is meant to be called along a solver's iterations. It is not
+// safe for concurrent use; the program must not change while it is used.
+type Certifier struct {
+	// Refine caps the projected-gradient steps on the multipliers per
+	// Bound; 0 means 2000, negative none.
+	Refine int
+
+	p     *solvers.Program
+	pert  solvers.Perturbation
+	eps   float64
+	kind  solvers.Norm
+	n, d  int
+	np, f int
+	sgn   *mat.Dense // n×P: S_i[k] = ±1
+	dm    *mat.Dense // n×P: D_i[k] ∈ {0, 1}
+	absX  *mat.Dense // |X|
+	xnorm []float64  // ‖x_k‖₂
+	lip   float64    // Lipschitz bound of the multiplier steps
+	alpha *mat.Dense // n×2P warm start, column j = α_j
+
+	dirs    [][]float64 // per pattern: an interior direction of its cone, or nil
+	dirDone []bool
+}
+
+// New returns a certifier for p and the perturbation set pert (ε = 0 for the
+// standard program).
+func New(p *solvers.Program, pert solvers.Perturbation) (*Certifier, error) {
+	if p == nil {
+		return nil, errors.New("certify: program is nil")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := pert.Validate(); err != nil {
+		return nil, err
+	}
+	n, d, np := p.Dims()
+	c := &Certifier{p: p, pert: pert, eps: pert.Eps, kind: pert.Norm.Canonical(), n: n, d: d, np: np,
+		f: solvers.PerturbedFeatures(d, p.Bias)}
+	if c.f == 0 {
+		c.eps = 0
+	}
+	c.sgn = mat.NewDense(n, np, nil)
+	c.dm = mat.NewDense(n, np, nil)
+	for i, di := range p.D {
+		for k, on := range di {
+			if on {
+				c.sgn.Set(k, i, 1)
+				c.dm.Set(k, i, 1)
+			} else {
+				c.sgn.Set(k, i, -1)
+			}
+		}
+	}
+	c.absX = mat.NewDense(n, d, nil)
+	c.absX.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, p.X)
+	c.xnorm = make([]float64, n)
+	for k := range c.xnorm {
+		c.xnorm[k] = mat.Norm(p.X.RowView(k), 2)
+	}
+	// ∇(½ s_j²) is Lipschitz in α_j with a constant at most
+	// ‖X‖₂² + ε² n f: the map α ↦ (c − XᵀSα, ε1ᵀα) has norm² ≤ ‖X‖₂² + ε²n,
+	// ½dist²(r, ρB) has curvature 1 in r and at most f in ρ. (The step only
+	// affects how fast the bound closes, never its validity.)
+	c.lip = 1.05*spectralNorm2(p.X) + c.eps*c.eps*float64(n*max(c.f, 1))
+	c.dirs = make([][]float64, np)
+	c.dirDone = make([]bool, np)
+	return c, nil
+}
+
+// Bound returns the certified bounds at the point wt, using the solver's
+// dual information h (nil: none).
+func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
+	if err := c.p.CheckRobust(wt, c.pert); err != nil {
+		return Bound{}, err
+	}
+	if err := c.checkHint(h); err != nil {
+		return Bound{}, err
+	}
+	var b Bound
+	var err error
+	if b.Objective, err = c.objective(wt); err != nil {
+		return Bound{}, err
+	}
+	if b.Violation, err = solvers.RobustViolation(c.p, wt, solvers.Perturbation{Eps: c.eps, Norm: c.kind}); err != nil {
+		return Bound{}, err
+	}
+	feas, restored := c.restore(wt)
+	upper, err := c.objective(feas)
+	if err != nil {
+		return Bound{}, err
+	}
+	zero := c.p.NewWeights()
+	if u0, err := c.objective(zero); err == nil && u0 < upper {
+		upper, feas = u0, zero
+	}
+	// Rounding of the objective's evaluation: a sum of n terms.
+	upper *= 1 + gamma(c.n+c.d+2*c.np)
+	b.Upper, b.Restored, b.Feasible = upper, restored, feas
+
+	var mu []float64
+	var delta *mat.Dense
+	var alpha *mat.Dense
+	if h != nil {
+		mu, alpha = h.Mu, h.Alpha
+		if h.Mu != nil {
+			delta = h.Delta
+		}
+	}
+	if mu == nil {
+		if mu, delta, err = c.pointDual(feas); err != nil {
+			return Bound{}, err
+		}
+	} else {
+		mu = append([]float64(nil), mu...)
+	}
+	b.Lower = c.lower(mu, delta, alpha, upper)
+	b.Gap = RelativeGap(b.Lower, b.Upper)
+	return b, nil
+}
+
+// RelativeGap is the certified relative gap (upper − lower)/|upper|, or
+// upper − lower when upper is 0; it is never negative for a valid pair.
+func RelativeGap(lower, upper float64) float64 {
+	g := upper - lower
+	if upper != 0 {
+		g /= math.Abs(upper)
+	}
+	return g
+}
+
+func (c *Certifier) checkHint(h *Hint) error {
+	if h == nil {
+		return nil
+	}
+	if h.Mu != nil && len(h.Mu) != c.n {
+		return fmt.Errorf("certify: hint μ has %d entries for %d data points", len(h.Mu), c.n)
+	}
+	for k, v := range h.Mu {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("certify: hint μ[%d] = %v", k, v)
+		}
+	}
+	if h.Delta != nil {
+		if r, cc := h.Delta.Dims(); r != c.n || cc != c.d {
+			return fmt.Errorf("certify: hint Δ is %d×%d, want n×d = %d×%d", r, cc, c.n, c.d)
+		}
+		if err := solvers.CheckFinite("certify: hint Δ", h.Delta); err != nil {
+			return err
+		}
+	}
+	if h.Alpha != nil {
+		if r, cc := h.Alpha.Dims(); r != 2*c.np || cc != c.n {
+			return fmt.Errorf("certify: hint α is %d×%d, want 2P×n = %d×%d", r, cc, 2*c.np, c.n)
+		}
+	}
+	return nil
+}
+
+// objective is the program's objective at wt: robust for ε > 0.
+func (c *Certifier) objective(wt solvers.Weights) (float64, error) {
+	if c.eps > 0 {
+		return solvers.RobustObjective(c.p, wt, c.pert)
+	}
+	return c.p.Objective(wt)
+}
+
+// gamma is the rounding bound γ_m = m·u/(1 − m·u) of a sum of m products,
+// with a factor 2 for the products inside the terms.
+func gamma(m int) float64 {
+	const u = 0x1p-53
+	mu := float64(2*m+4) * u
+	return mu / (1 - mu)
+}
+
+// spectralNorm2 estimates ‖X‖₂² by power iteration on XᵀX.
+func spectralNorm2(x *mat.Dense) float64 {
+	_, d := x.Dims()
+	v := mat.NewVecDense(d, nil)
+	for j := 0; j < d; j++ {
+		v.SetVec(j, 1+float64(j%7)/7)
+	}
+	var xv, w mat.VecDense
+	var est float64
+	for it := 0; it < 50; it++ {
+		nv := mat.Norm(v, 2)
+		if nv == 0 {
+			return 0
+		}
+		v.ScaleVec(1/nv, v)
+		xv.MulVec(x, v)
+		w.MulVec(x.T(), &xv)
+		next := mat.Dot(v, &w)
+		v.CopyVec(&w)
+		if it > 5 && math.Abs(next-est) <= 1e-6*next {
+			est = next
+			break
+		}
+		est = next
+	}
+	return est
+}

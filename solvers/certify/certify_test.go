@@ -1,0 +1,142 @@
+package certify
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/convexnn/convexnn/internal/testenv"
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/internal/testprog"
+	"gonum.org/v1/gonum/mat"
+)
+
+// instance is a random program with its perturbation set (ε = 0: standard).
+type instance struct {
+	p    *solvers.Program
+	pert solvers.Perturbation
+	name string
+}
+
+// randomInstances returns count small random programs with the given loss,
+// robust (ε > 0, the ℓ_∞, ℓ₂ and ℓ₁ sets in turn) or standard, with labels
+// of the loss's kind: teacher-network targets for the squared loss, their
+// signs for hinge and logistic, 0/1 for BCE.
+func randomInstances(t *testing.T, loss solvers.Loss, robust bool, count int, seed uint64) []instance {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	norms := []solvers.Norm{solvers.LInf, solvers.L2, solvers.L1}
+	var out []instance
+	for len(out) < count {
+		c := testprog.Instance{N: 6 + rng.IntN(19), D: 2 + rng.IntN(3), P: 2 + rng.IntN(5),
+			Loss: solvers.SquaredLoss, Bias: rng.IntN(2) == 0, Beta: math.Pow(10, -3+2*rng.Float64()), Seed: rng.Uint64()}
+		p := testprog.Random(t, c)
+		for k, y := range p.Y {
+			switch loss {
+			case solvers.HingeLoss, solvers.LogisticLoss:
+				p.Y[k] = math.Copysign(1, y)
+			case solvers.BCELoss:
+				p.Y[k] = 0
+				if y > 0 {
+					p.Y[k] = 1
+				}
+			}
+		}
+		p.Loss = loss
+		var pert solvers.Perturbation
+		if robust {
+			pert = solvers.Perturbation{Eps: 0.02 + 0.2*rng.Float64(), Norm: norms[len(out)%3]}
+		}
+		out = append(out, instance{p: p, pert: pert, name: fmt.Sprintf("#%d %v %v", len(out), c, pert)})
+	}
+	return out
+}
+
+// oracleOptima solves every instance with the cvxopt oracle (one run).
+func oracleOptima(t *testing.T, ins []instance) []testprog.CVXOPTRobustResult {
+	t.Helper()
+	ps := make([]*solvers.Program, len(ins))
+	perts := make([]solvers.Perturbation, len(ins))
+	for k, in := range ins {
+		ps[k], perts[k] = in.p, in.pert
+	}
+	return testprog.CVXOPTRobustBatch(t, ps, perts)
+}
+
+func weightsOf(v, w [][]float64) solvers.Weights {
+	np, d := len(v), len(v[0])
+	out := solvers.Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}
+	for i := range v {
+		out.V.SetRow(i, v[i])
+		out.W.SetRow(i, w[i])
+	}
+	return out
+}
+
+// TestBoundsEncloseTheOptimum checks Lower ≤ p* ≤ Upper on 100 random
+// instances per loss, standard and robust, at points from far (zero, random
+// weights) to near the optimum (the oracle's solution, and that solution
+// disturbed), against the optimum of Debian's cvxopt; and that the restored
+// point is feasible with an objective within Upper.
+func TestBoundsEncloseTheOptimum(t *testing.T) {
+	testprog.RequireCVXOPT(t)
+	count := 100 // per loss, standard and robust: the pure-Go pass of make test
+	if testing.Short() || testenv.Race {
+		count = 12
+	}
+	for _, loss := range []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.BCELoss, solvers.LogisticLoss} {
+		for _, robust := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/robust=%v", loss, robust), func(t *testing.T) {
+				ins := randomInstances(t, loss, robust, count, uint64(loss)*10+map[bool]uint64{false: 1, true: 2}[robust])
+				opts := oracleOptima(t, ins)
+				var gaps []float64
+				for k, in := range ins {
+					opt := opts[k]
+					if opt.Status != "optimal" {
+						t.Logf("%s: oracle status %s, skipped", in.name, opt.Status)
+						continue
+					}
+					tol := 1e-7 * math.Max(1, math.Abs(opt.Objective))
+					cert, err := New(in.p, in.pert)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rng := rand.New(rand.NewPCG(uint64(k), 3))
+					sol := weightsOf(opt.V, opt.W)
+					noisy := solvers.Weights{V: mat.DenseCopyOf(sol.V), W: mat.DenseCopyOf(sol.W)}
+					scale := mat.Norm(sol.V, 2) + mat.Norm(sol.W, 2) + 1e-3
+					noisy.V.Apply(func(_, _ int, v float64) float64 { return v + 1e-3*scale*rng.NormFloat64() }, noisy.V)
+					random := in.p.NewWeights()
+					random.V.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.V)
+					random.W.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.W)
+					for _, pt := range []struct {
+						name string
+						wt   solvers.Weights
+					}{{"zero", in.p.NewWeights()}, {"random", random}, {"noisy", noisy}, {"oracle", sol}} {
+						b, err := cert.Bound(pt.wt, nil)
+						if err != nil {
+							t.Fatalf("%s at %s: %v", in.name, pt.name, err)
+						}
+						if b.Lower > opt.Objective+tol || b.Upper < opt.Objective-tol {
+							t.Errorf("%s at %s: bounds [%.12g, %.12g] miss the optimum %.12g", in.name, pt.name, b.Lower, b.Upper, opt.Objective)
+						}
+						viol, _ := solvers.RobustViolation(in.p, b.Feasible, in.pert)
+						obj, _ := cert.objective(b.Feasible)
+						if viol > 0 || obj > b.Upper {
+							t.Errorf("%s at %s: restored point violates by %g, objective %g > upper %g", in.name, pt.name, viol, obj, b.Upper)
+						}
+						if pt.name == "oracle" {
+							gaps = append(gaps, b.Gap)
+						}
+					}
+				}
+				sort.Float64s(gaps)
+				if len(gaps) > 0 {
+					t.Logf("certified gap at the oracle's solution: median %.2g, 90%% %.2g, max %.2g over %d instances", gaps[len(gaps)/2], gaps[len(gaps)*9/10], gaps[len(gaps)-1], len(gaps))
+				}
+			})
+		}
+	}
+}

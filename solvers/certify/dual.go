@@ -1,0 +1,506 @@
+package certify
+
+import (
+	"math"
+	"sort"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// pointDual returns the default dual information at a feasible point: for
+// ε > 0 the worst-case perturbation Δ (solvers.WorstCase, padded with the
+// bias column) and μ the (sub)gradient of the loss on X + Δ at the point's
+// output ŷ_Δ = Σ_i D_i (X + Δ)(v_i − w_i).
+func (c *Certifier) pointDual(wt solvers.Weights) ([]float64, *mat.Dense, error) {
+	yhat, err := c.p.Predict(wt)
+	if err != nil {
+		return nil, nil, err
+	}
+	var delta *mat.Dense
+	if c.eps > 0 {
+		wc, err := solvers.WorstCase(c.p, wt, c.pert)
+		if err != nil {
+			return nil, nil, err
+		}
+		delta = mat.NewDense(c.n, c.d, nil)
+		delta.Slice(0, c.n, 0, c.f).(*mat.Dense).Copy(wc)
+		// g_k = Σ_i d_ik (v_i − w_i): ŷ_Δ,k = ŷ_k + δ_kᵀ g_k.
+		diff := mat.NewDense(c.np, c.d, nil)
+		diff.Sub(wt.V, wt.W)
+		var g mat.Dense
+		g.Mul(c.dm, diff)
+		for k := range yhat {
+			yhat[k] += floats.Dot(delta.RawRowView(k), g.RawRowView(k))
+		}
+	}
+	mu := make([]float64, c.n)
+	if c.p.Loss.Smooth() {
+		c.p.Loss.Grad(mu, yhat, c.p.Y)
+	} else { // hinge: a subgradient
+		inv := 1 / float64(c.n)
+		for k, y := range c.p.Y {
+			if y*yhat[k] < 1 {
+				mu[k] = -y * inv
+			}
+		}
+	}
+	return mu, delta, nil
+}
+
+// clipDual moves μ into the domain of ℓ*: for the hinge loss
+// −y_k μ_k ∈ [0, 1/n]; for BCE and logistic, with the margin scale c_k
+// (Loss.MarginScale), n μ_k / c_k ∈ [0, 1]; the squared loss's ℓ* is finite
+// everywhere.
+func (c *Certifier) clipDual(mu []float64) {
+	inv := 1 / float64(c.n)
+	switch c.p.Loss {
+	case solvers.HingeLoss:
+		for k, y := range c.p.Y {
+			a := math.Min(math.Max(-y*mu[k], 0), inv)
+			mu[k] = -y * a
+		}
+	case solvers.BCELoss, solvers.LogisticLoss:
+		for k, y := range c.p.Y {
+			s := c.p.Loss.MarginScale(y)
+			a := math.Min(math.Max(mu[k]/(s*inv), 0), 1)
+			mu[k] = a * s * inv
+		}
+	}
+}
+
+// negConj returns −ℓ*(tμ) for μ in the domain of ℓ*, and the sum of the
+// magnitudes of its terms (for the rounding slack):
+//
+//	squared   ℓ*(μ) = ½‖μ‖² + μᵀy
+//	hinge     ℓ*(μ) = Σ_k y_k μ_k                       (−y_k μ_k ∈ [0, 1/n])
+//	BCE, logistic  ℓ*(μ) = (1/n) Σ_k a_k log a_k + (1 − a_k) log(1 − a_k),  a_k = n μ_k / c_k ∈ [0, 1].
+func (c *Certifier) negConj(mu []float64, t float64) (float64, float64) {
+	var s, mag float64
+	switch c.p.Loss {
+	case solvers.SquaredLoss:
+		for k, y := range c.p.Y {
+			m := t * mu[k]
+			v := 0.5*m*m + m*y
+			s -= v
+			mag += 0.5*m*m + math.Abs(m*y)
+		}
+	case solvers.HingeLoss:
+		for k, y := range c.p.Y {
+			v := -y * t * mu[k]
+			s += v
+			mag += math.Abs(v)
+		}
+	default:
+		inv := 1 / float64(c.n)
+		for k, y := range c.p.Y {
+			a := t * mu[k] / (c.p.Loss.MarginScale(y) * inv)
+			a = math.Min(math.Max(a, 0), 1)
+			v := inv * (xlogx(a) + xlogx(1-a))
+			s -= v
+			mag += math.Abs(v)
+		}
+	}
+	return s, mag
+}
+
+func xlogx(a float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	return a * math.Log(a)
+}
+
+// lower returns max over t ∈ [0, 1] of L(tμ, tα) (see the package comment),
+// refining α first.
+func (c *Certifier) lower(mu []float64, delta *mat.Dense, hint *mat.Dense, upper float64) float64 {
+	c.clipDual(mu)
+	n, np := c.n, c.np
+	// M = D ∘ μ (n×P); c_j = σ_j (X + Δ)ᵀ M[:, i(j)].
+	m := mat.NewDense(n, np, nil)
+	absM := mat.NewDense(n, np, nil)
+	for k := 0; k < n; k++ {
+		for i := 0; i < np; i++ {
+			if v := c.dm.At(k, i) * mu[k]; v != 0 {
+				m.Set(k, i, v)
+				absM.Set(k, i, math.Abs(v))
+			}
+		}
+	}
+	var xt *mat.Dense // X + Δ, nil for the standard program
+	if c.eps > 0 {
+		xt = mat.NewDense(n, c.d, nil)
+		if delta != nil {
+			xt.Copy(delta)
+			c.projectDelta(xt)
+		}
+		xt.Add(xt, c.p.X)
+	}
+	alpha := c.startAlpha(hint)
+	s := c.refine(m, xt, alpha)
+	if xt == nil {
+		xt = c.p.X
+	}
+	// Rounding: γ_n (|X + Δ|ᵀ|D∘μ| + |X|ᵀ|S∘α|) bounds the error of c_j − XᵀSα_j.
+	var absXt *mat.Dense
+	if xt == c.p.X {
+		absXt = c.absX
+	} else {
+		absXt = mat.NewDense(n, c.d, nil)
+		absXt.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, xt)
+	}
+	errC := mat.NewDense(c.d, np, nil)
+	errC.Mul(absXt.T(), absM)
+	absA := mat.NewDense(n, 2*np, nil)
+	absA.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, alpha)
+	errA := mat.NewDense(c.d, 2*np, nil)
+	errA.Mul(c.absX.T(), absA)
+	g := gamma(n)
+	var smax float64
+	col := make([]float64, c.d)
+	for j := 0; j < 2*np; j++ {
+		for r := 0; r < c.d; r++ {
+			col[r] = errC.At(r, j%np) + errA.At(r, j)
+		}
+		smax = math.Max(smax, s[j]+g*floats.Norm(col, 2)+g*s[j])
+	}
+	c.alpha = alpha
+
+	beta := c.p.Beta
+	radius := upper / beta * (1 + gamma(2))
+	eval := func(t float64) float64 {
+		v, mag := c.negConj(mu, t)
+		return v - gamma(n)*mag + radius*math.Min(0, beta-t*smax)
+	}
+	best := math.Max(eval(0), eval(1))
+	if smax > beta {
+		best = math.Max(best, eval(beta/smax))
+	}
+	lo, hi := 0.0, 1.0
+	for it := 0; it < 80; it++ { // golden section on the concave L(t)
+		a := hi - 0.6180339887498949*(hi-lo)
+		b := lo + 0.6180339887498949*(hi-lo)
+		fa, fb := eval(a), eval(b)
+		best = math.Max(best, math.Max(fa, fb))
+		if fa < fb {
+			lo = a
+		} else {
+			hi = b
+		}
+	}
+	return best
+}
+
+// projectDelta zeroes the unperturbed columns of Δ and projects its rows onto
+// the ε-ball of the perturbation's norm (ℓ_p, p = ∞, 2, 1).
+func (c *Certifier) projectDelta(delta *mat.Dense) {
+	for k := 0; k < c.n; k++ {
+		row := delta.RawRowView(k)
+		for j := c.f; j < c.d; j++ {
+			row[j] = 0
+		}
+		r := row[:c.f]
+		switch c.kind {
+		case solvers.LInf:
+			for j, v := range r {
+				r[j] = math.Min(math.Max(v, -c.eps), c.eps)
+			}
+		case solvers.L2:
+			if nr := floats.Norm(r, 2); nr > c.eps {
+				floats.Scale(c.eps/nr, r)
+			}
+		case solvers.L1:
+			projectL1(r, c.eps)
+		}
+	}
+}
+
+// startAlpha returns the n×2P multipliers to start from: the hint (2P×n,
+// transposed, clipped at 0), the previous call's, or zero.
+func (c *Certifier) startAlpha(hint *mat.Dense) *mat.Dense {
+	a := mat.NewDense(c.n, 2*c.np, nil)
+	switch {
+	case hint != nil:
+		a.Copy(hint.T())
+		a.Apply(func(_, _ int, v float64) float64 {
+			if v > 0 && !math.IsInf(v, 1) {
+				return v
+			}
+			return 0
+		}, a)
+	case c.alpha != nil:
+		a.Copy(c.alpha)
+	}
+	return a
+}
+
+// coeffs sets cc (d×2P) to the columns c_j = σ_j (X + Δ)ᵀ M[:, i(j)]
+// (xt = X + Δ, or nil for X).
+func (c *Certifier) coeffs(cc, m, xt *mat.Dense) {
+	if xt == nil {
+		xt = c.p.X
+	}
+	np := c.np
+	cc.Slice(0, c.d, 0, np).(*mat.Dense).Mul(xt.T(), m)
+	cc.Slice(0, c.d, np, 2*np).(*mat.Dense).Scale(-1, cc.Slice(0, c.d, 0, np))
+}
+
+// refine improves the multipliers α (n×2P, in place) and, for a robust
+// program, the perturbation in xt = X + Δ (in place, rows of Δ kept in the
+// ε-ball), by accelerated projected-gradient steps (FISTA with restart) on
+// Σ_j ½ s_j² over the groups with s_j > β (robust programs: Σ_j ½ (s_j − β)_+²),
+// keeping the point of least
+// excess Σ_j (s_j − β)_+², and returns s_j there. The excess is zero
+// exactly when every s_j ≤ β, where the bound needs no more (its remaining
+// term is −ℓ*(μ)). It stops there, after Refine steps, or
+// when the largest s_j stalls (less than 10⁻⁶ relative progress over 200
+// steps). Δ matters at points where the worst case is not unique (g_k = 0,
+// or a zero entry of g_k for the ℓ_∞ set): the adversary's best response
+// to the multipliers may be inside the ball.
+func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
+	steps := c.Refine
+	if steps == 0 {
+		steps = 2000
+	}
+	ng, np := 2*c.np, c.np
+	beta := c.p.Beta
+	cc := mat.NewDense(c.d, ng, nil)
+	c.coeffs(cc, m, xt)
+	best := c.distances(cc, alpha, nil)
+	if steps < 0 || c.lip == 0 {
+		return best.s
+	}
+	excess := func(s []float64) float64 {
+		var v float64
+		for _, x := range s {
+			if x > beta {
+				v += (x - beta) * (x - beta) / 2
+			}
+		}
+		return v
+	}
+	bestVal := excess(best.s)
+	bestAlpha := mat.DenseCopyOf(alpha)
+	var bestXt, prevXt, yXt *mat.Dense
+	var etaD float64
+	if xt != nil {
+		bestXt, prevXt, yXt = mat.DenseCopyOf(xt), mat.DenseCopyOf(xt), mat.DenseCopyOf(xt)
+		// Lipschitz bound of the Δ-gradient: 2‖M‖_F² (each c_j is linear in
+		// Δ through M; v_i and w_i share a column). The α- and Δ-steps are
+		// halved for the joint step.
+		etaD = 1 / math.Max(4*frobenius2(m), 1e-300)
+	}
+	eta := 1 / c.lip
+	if xt != nil {
+		eta /= 2
+	}
+	prev := mat.DenseCopyOf(alpha)
+	y := mat.DenseCopyOf(alpha)
+	tk := 1.0
+	var xe mat.Dense
+	e := mat.NewDense(c.d, ng, nil)
+	h := mat.NewDense(c.d, np, nil)
+	var gd mat.Dense
+	wj := make([]float64, ng)
+	mark, markAt := floats.Max(best.s), 0
+	for it := 0; it < steps && bestVal > 0; it++ {
+		if xt != nil {
+			c.coeffs(cc, m, yXt)
+		}
+		cur := c.distances(cc, y, e)
+		for j := range wj {
+			wj[j] = 0
+			if cur.s[j] > beta {
+				// Robust programs move Δ for all groups at once: each group
+				// is weighted by its excess, the gradient of ½(s_j − β)_+²
+				// (measured: closer bounds there, but slower on the
+				// standard program, where each group has its own α_j).
+				wj[j] = 1
+				if xt != nil {
+					wj[j] = (cur.s[j] - beta) / cur.s[j]
+				}
+			}
+		}
+		xe.Mul(c.p.X, cur.e)
+		prev.Copy(alpha)
+		for k := 0; k < c.n; k++ {
+			ar, yr, xr := alpha.RawRowView(k), y.RawRowView(k), xe.RawRowView(k)
+			for j := 0; j < ng; j++ {
+				// ∂(½s_j²)/∂α_kj = −S_i[k] (X e_j)_k − ε N(e_j^f), for the groups with s_j > β.
+				gj := wj[j] * (-c.sgn.At(k, j%np)*xr[j] - c.eps*cur.nq[j])
+				ar[j] = math.Max(0, yr[j]-eta*gj)
+			}
+		}
+		if xt != nil {
+			// ∂/∂Δ_k = μ_k Σ_i d_ik (w_{v_i} e_{v_i} − w_{w_i} e_{w_i}) = (M Hᵀ)_k.
+			for r := 0; r < c.d; r++ {
+				er, hr := cur.e.RawRowView(r), h.RawRowView(r)
+				for i := 0; i < np; i++ {
+					hr[i] = wj[i]*er[i] - wj[np+i]*er[np+i]
+				}
+			}
+			gd.Mul(m, h.T())
+			prevXt.Copy(xt)
+			xt.Sub(yXt, c.p.X)
+			gd.Scale(etaD, &gd)
+			xt.Sub(xt, &gd)
+			c.projectDelta(xt)
+			xt.Add(xt, c.p.X)
+			c.coeffs(cc, m, xt)
+		}
+		tn := (1 + math.Sqrt(1+4*tk*tk)) / 2
+		mom := (tk - 1) / tn
+		tk = tn
+		now := c.distances(cc, alpha, e)
+		if v := excess(now.s); v < bestVal {
+			bestVal = v
+			bestAlpha.Copy(alpha)
+			if xt != nil {
+				bestXt.Copy(xt)
+			}
+			copy(best.s, now.s)
+		} else { // restart the momentum from the best point
+			tk, mom = 1, 0
+			alpha.Copy(bestAlpha)
+			if xt != nil {
+				xt.Copy(bestXt)
+			}
+		}
+		y.Sub(alpha, prev)
+		y.Scale(mom, y)
+		y.Add(y, alpha)
+		y.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, y)
+		if xt != nil {
+			yXt.Sub(xt, prevXt)
+			yXt.Scale(mom, yXt)
+			yXt.Add(yXt, xt)
+			yXt.Sub(yXt, c.p.X)
+			c.projectDelta(yXt)
+			yXt.Add(yXt, c.p.X)
+		}
+		if it-markAt >= 200 {
+			if w := floats.Max(best.s); w > mark*(1-1e-6) {
+				break
+			} else {
+				mark, markAt = w, it
+			}
+		}
+	}
+	alpha.Copy(bestAlpha)
+	if xt != nil {
+		xt.Copy(bestXt)
+		c.coeffs(cc, m, xt)
+	}
+	return c.distances(cc, alpha, nil).s
+}
+
+// dist holds, per group j, s_j, the residual e_j = r_j − proj(r_j) as column
+// j of e (d×2P), and N(e_j^f) (the dual norm on the perturbed features).
+type dist struct {
+	s, nq []float64
+	e     *mat.Dense
+}
+
+// distances evaluates s_j = dist(c_j − XᵀS_iα_j, ε(1ᵀα_j)B^f) for every
+// group, reusing e's storage when given.
+func (c *Certifier) distances(cc, alpha, e *mat.Dense) dist {
+	ng := 2 * c.np
+	b := mat.NewDense(c.n, ng, nil)
+	sum := make([]float64, ng)
+	for k := 0; k < c.n; k++ {
+		ar, br := alpha.RawRowView(k), b.RawRowView(k)
+		for j := 0; j < ng; j++ {
+			br[j] = c.sgn.At(k, j%c.np) * ar[j]
+			sum[j] += ar[j]
+		}
+	}
+	if e == nil {
+		e = mat.NewDense(c.d, ng, nil)
+	}
+	e.Mul(c.p.X.T(), b)
+	e.Sub(cc, e)
+	out := dist{s: make([]float64, ng), nq: make([]float64, ng), e: e}
+	col := make([]float64, c.d)
+	for j := 0; j < ng; j++ {
+		mat.Col(col, j, e)
+		c.ballResidual(col, c.eps*sum[j])
+		e.SetCol(j, col)
+		out.s[j] = floats.Norm(col, 2)
+		out.nq[j] = c.kind.Dual(col[:c.f])
+		if c.eps == 0 {
+			out.nq[j] = 0
+		}
+	}
+	return out
+}
+
+// ballResidual replaces r by r − proj(r) onto the ball {z : z = 0 off the f
+// perturbed features, ‖z^f‖_p ≤ rad}.
+func (c *Certifier) ballResidual(r []float64, rad float64) {
+	if rad <= 0 {
+		return
+	}
+	rf := r[:c.f]
+	switch c.kind {
+	case solvers.LInf:
+		for j, v := range rf {
+			a := math.Abs(v) - rad
+			if a <= 0 {
+				rf[j] = 0
+			} else {
+				rf[j] = math.Copysign(a, v)
+			}
+		}
+	case solvers.L2:
+		nr := floats.Norm(rf, 2)
+		if nr <= rad {
+			clear(rf)
+		} else {
+			floats.Scale((nr-rad)/nr, rf)
+		}
+	case solvers.L1:
+		p := append([]float64(nil), rf...)
+		projectL1(p, rad)
+		floats.Sub(rf, p)
+	}
+}
+
+// projectL1 projects r onto the ℓ₁ ball of radius rad, in place
+// (soft threshold at the θ with Σ (|r_j| − θ)_+ = rad).
+func projectL1(r []float64, rad float64) {
+	var l1 float64
+	for _, v := range r {
+		l1 += math.Abs(v)
+	}
+	if l1 <= rad {
+		return
+	}
+	a := make([]float64, len(r))
+	for j, v := range r {
+		a[j] = math.Abs(v)
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(a)))
+	var cum, theta float64
+	for j, v := range a {
+		cum += v
+		if t := (cum - rad) / float64(j+1); t >= v {
+			break
+		} else {
+			theta = t
+		}
+	}
+	for j, v := range r {
+		r[j] = math.Copysign(math.Max(math.Abs(v)-theta, 0), v)
+	}
+}
+
+// frobenius2 returns ‖a‖_F².
+func frobenius2(a *mat.Dense) float64 {
+	r, _ := a.Dims()
+	var s float64
+	for k := 0; k < r; k++ {
+		s += floats.Dot(a.RawRowView(k), a.RawRowView(k))
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+package certify
+
+import (
+	"math"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// restore returns a copy of wt in which every group satisfies its cone
+// constraints S_i X u ≥ εN(u)1 in floating point, and the number of groups
+// it changed (see the package comment).
+func (c *Certifier) restore(wt solvers.Weights) (solvers.Weights, int) {
+	out := solvers.Weights{V: mat.DenseCopyOf(wt.V), W: mat.DenseCopyOf(wt.W)}
+	changed := 0
+	xu := make([]float64, c.n)
+	for j := 0; j < 2*c.np; j++ {
+		i, m := j%c.np, out.V
+		if j >= c.np {
+			m = out.W
+		}
+		u := m.RawRowView(i)
+		if c.minMargin(i, u, xu) >= 0 {
+			continue
+		}
+		changed++
+		if e := c.direction(i, wt); e != nil && c.shift(i, u, e, xu) {
+			continue
+		}
+		clear(u)
+	}
+	return out, changed
+}
+
+// margins sets xu to the margins S_i[k] x_kᵀu − εN(u^f) of group u under
+// pattern i and returns their minimum.
+func (c *Certifier) minMargin(i int, u, xu []float64) float64 {
+	var nrm float64
+	if c.eps > 0 {
+		nrm = c.eps * c.kind.Dual(u[:c.f])
+	}
+	mat.NewVecDense(c.n, xu).MulVec(c.p.X, mat.NewVecDense(c.d, u))
+	low := math.Inf(1)
+	for k := range xu {
+		xu[k] = c.sgn.At(k, i)*xu[k] - nrm
+		low = math.Min(low, xu[k])
+	}
+	return low
+}
+
+// shift moves u (in place) along the interior direction e of pattern i by
+// the least step that makes every margin nonnegative, when that step is
+// shorter than u; it reports success. xu holds u's margins on entry.
+func (c *Certifier) shift(i int, u, e, xu []float64) bool {
+	me := make([]float64, c.n)
+	c.minMargin(i, e, me)
+	var tau float64
+	for k, m := range xu {
+		if m < 0 {
+			tau = math.Max(tau, -m/me[k])
+		}
+	}
+	ne, nu := floats.Norm(e, 2), floats.Norm(u, 2)
+	try := make([]float64, c.d)
+	for attempt := 0; attempt < 6; attempt++ {
+		tau *= 1 + 1e-9
+		tau += 1e-300
+		if tau*ne >= nu {
+			return false
+		}
+		floats.AddScaledTo(try, u, tau, e)
+		if c.minMargin(i, try, me) >= 0 {
+			copy(u, try)
+			return true
+		}
+		tau *= 2
+	}
+	return false
+}
+
+// direction returns an interior direction of pattern i's cone (every margin
+// positive), searched once per pattern and kept: from the best of the
+// pattern's mean signed direction Σ_k S_i[k] x_k/‖x_k‖ and the groups v_i, w_i
+// of the first point it is asked for, subgradient ascent on the smallest
+// normalized margin min_k (S_i[k] x_kᵀe − εN(e^f))/‖x_k‖ over the unit sphere.
+// It returns nil when none was found.
+func (c *Certifier) direction(i int, wt solvers.Weights) []float64 {
+	if c.dirDone[i] {
+		return c.dirs[i]
+	}
+	c.dirDone[i] = true
+	cands := [][]float64{make([]float64, c.d), append([]float64(nil), wt.V.RawRowView(i)...), append([]float64(nil), wt.W.RawRowView(i)...)}
+	for k := 0; k < c.n; k++ {
+		if c.xnorm[k] > 0 {
+			floats.AddScaled(cands[0], c.sgn.At(k, i)/c.xnorm[k], c.p.X.RawRowView(k))
+		}
+	}
+	xu := make([]float64, c.n)
+	margin := func(e []float64) (float64, int) {
+		ne := floats.Norm(e, 2)
+		if ne == 0 {
+			return math.Inf(-1), -1
+		}
+		c.minMargin(i, e, xu)
+		low, arg := math.Inf(1), -1
+		for k, m := range xu {
+			if c.xnorm[k] == 0 {
+				continue
+			}
+			if v := m / c.xnorm[k] / ne; v < low {
+				low, arg = v, k
+			}
+		}
+		return low, arg
+	}
+	var best []float64
+	bestM := math.Inf(-1)
+	for _, e := range cands {
+		if m, _ := margin(e); m > bestM {
+			best, bestM = e, m
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	e := append([]float64(nil), best...)
+	floats.Scale(1/floats.Norm(e, 2), e)
+	sub := make([]float64, c.f)
+	for it := 0; it < 200 && bestM <= 1e-6; it++ {
+		m, k := margin(e)
+		if m > bestM {
+			bestM = m
+			copy(best, e)
+		}
+		if k < 0 {
+			break
+		}
+		// A subgradient of the smallest margin: S_i[k] x_k/‖x_k‖ − ε ∂N(e^f)/‖x_k‖.
+		step := 0.5 / math.Sqrt(float64(it+1))
+		floats.AddScaled(e, step*c.sgn.At(k, i)/c.xnorm[k], c.p.X.RawRowView(k))
+		if c.eps > 0 {
+			c.kind.Maximizer(sub, e[:c.f]) // a subgradient of N at e
+			floats.AddScaled(e[:c.f], -step*c.eps/c.xnorm[k], sub)
+		}
+		floats.Scale(1/floats.Norm(e, 2), e)
+	}
+	if m, _ := margin(e); m > bestM {
+		bestM = m
+		copy(best, e)
+	}
+	if !(bestM > 0) {
+		return nil
+	}
+	c.dirs[i] = best
+	return best
+}
