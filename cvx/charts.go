@@ -78,7 +78,8 @@ func showFigure(f *plots.Figure, err error) error {
 	return Show(f)
 }
 
-// convergenceFigure draws the run's objective and duality gap on a log scale.
+// convergenceFigure draws the run's objective, its gap (FISTA's duality gap,
+// ADMM's |l^{u,α} − l^{v,w}|) and the certified relative gap on a log scale.
 func (r *Run) convergenceFigure() (*plots.Figure, error) {
 	if _, ok := r.meth.(Backprop); ok {
 		return TrainingFigure(r)
@@ -93,9 +94,21 @@ func (r *Run) convergenceFigure() (*plots.Figure, error) {
 			gap.Y = append(gap.Y, p.Gap)
 		}
 	}
+	if _, ok := r.meth.(ADMM); ok {
+		gap.Name = "|l^{u,α} − l^{v,w}|"
+	}
+	cert := plots.Series{Name: "certified gap (upper − lower)/|upper|"}
+	for _, p := range thin(r.history, 1500) {
+		if p.Certified && p.CertifiedGap > 0 {
+			cert.X = append(cert.X, float64(p.Iter))
+			cert.Y = append(cert.Y, p.CertifiedGap)
+		}
+	}
 	series := []plots.Series{obj}
-	if len(gap.X) > 0 {
-		series = append(series, gap)
+	for _, s := range []plots.Series{gap, cert} {
+		if len(s.X) > 0 {
+			series = append(series, s)
+		}
 	}
 	return plots.Line(plots.LineOptions{Title: fmt.Sprintf("Convergence of run %q", r.Name), XLabel: "iteration", YLabel: "value", LogY: true}, series...)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
+	"github.com/convexnn/convexnn/solvers/certify"
 	"github.com/convexnn/convexnn/solvers/scp"
 	"gonum.org/v1/gonum/mat"
 )
@@ -72,7 +73,12 @@ type fistaEngine struct {
 
 func (e *fistaEngine) step() Point {
 	st := e.stepper.Step()
-	return Point{Iter: st.Iter, Objective: st.Objective, Gap: st.Gap, ProxGrad: st.ProxGrad, Nonzeros: st.Nonzeros}
+	pt := Point{Iter: st.Iter, Objective: st.Objective, Gap: st.Gap, ProxGrad: st.ProxGrad, Nonzeros: st.Nonzeros}
+	// The duality gap of eq. (SCP2) is a certificate: F(α) − gap ≤ F* ≤ F(α).
+	if !math.IsNaN(st.Gap) && !math.IsInf(st.Gap, 0) {
+		pt.setBound(st.Objective-st.Gap, st.Objective, certify.RelativeGap(st.Objective-st.Gap, st.Objective))
+	}
+	return pt
 }
 func (e *fistaEngine) iter() int           { return e.st.Iter }
 func (e *fistaEngine) objective() float64  { return e.st.Obj }
@@ -119,6 +125,28 @@ type ADMM struct {
 	// tens of iterations on large data); AutoRoute chooses by a flop model
 	// for a 1000-iteration run.
 	Route Route
+	// Gap stops Iterate once the certified relative gap
+	// (upper − lower)/|upper| of the program's optimum (solvers/certify) is
+	// at most Gap; 0 means no such stop. It must be in [0, 1).
+	Gap float64
+	// CertifyEvery certifies the iterate (Point.Lower, Point.Upper,
+	// Point.CertifiedGap) every CertifyEvery iterations and after the last
+	// iteration of each Iterate call; 0 means 25, a negative value never
+	// (then Gap must be 0). A certificate costs about as much as tens of
+	// iterations on small programs, less on large ones.
+	CertifyEvery int
+}
+
+// certifyRefine is the certifier's refinement budget per certificate
+// along a run (certify.Certifier.Refine).
+const certifyRefine = 10
+
+// certifyEvery resolves ADMM.CertifyEvery.
+func (a ADMM) certifyEvery() int {
+	if a.CertifyEvery == 0 {
+		return 25
+	}
+	return a.CertifyEvery
 }
 
 // Inner names the u-update of ADMM (admm.Variant).
@@ -171,6 +199,12 @@ func (a ADMM) variant(p *Problem) (Inner, error) {
 	}
 	if a.Relax != 0 && !(a.Relax > 0 && a.Relax < 2) {
 		return "", fmt.Errorf("cvx: ADMM{Relax: %v}: the over-relaxation α must be in (0, 2) (or 0 for none)", a.Relax)
+	}
+	if !(a.Gap >= 0 && a.Gap < 1) {
+		return "", fmt.Errorf("cvx: ADMM{Gap: %v}: the certified relative gap must be in (0, 1) (or 0 for no such stop)", a.Gap)
+	}
+	if a.Gap > 0 && a.CertifyEvery < 0 {
+		return "", fmt.Errorf("cvx: ADMM{Gap: %v, CertifyEvery: %d}: stopping at a certified gap needs certificates (CertifyEvery ≥ 0)", a.Gap, a.CertifyEvery)
 	}
 	if _, err := admm.ParseRoute(string(a.Route)); err != nil {
 		return "", fmt.Errorf("cvx: ADMM{Route: %q}: use cvx.Woodbury, cvx.Direct, cvx.CG or cvx.AutoRoute", a.Route)
@@ -249,7 +283,15 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &admmEngine{solver: solver, prog: prog}
+	cert, err := certify.New(prog, pert)
+	if err != nil {
+		return nil, err
+	}
+	// Along a run the certifier keeps its multipliers between calls, so a
+	// few refinement steps per certificate accumulate; they keep its cost
+	// near that of a few iterations.
+	cert.Refine = certifyRefine
+	e := &admmEngine{solver: solver, prog: prog, cert: cert, every: a.certifyEvery(), gap: a.Gap}
 	if p.robust() {
 		e.pert = &pert
 	}
@@ -264,6 +306,31 @@ type admmEngine struct {
 	// pert is the perturbation set of a robust problem (nil otherwise): the
 	// objective is then solvers.RobustObjective.
 	pert *solvers.Perturbation
+	// cert certifies iterates every `every` iterations (never when
+	// negative); gap > 0 is ADMM.Gap.
+	cert  *certify.Certifier
+	every int
+	gap   float64
+}
+
+// certify fills pt's bounds from the certificate of the current iterate
+// with the solver's duals (admm.Hint), when due (every e.every iterations,
+// or last: the last of an Iterate call).
+func (e *admmEngine) certify(pt *Point, last bool) error {
+	if e.every < 0 || (!last && pt.Iter%e.every != 0) {
+		return nil
+	}
+	b, err := e.cert.Bound(e.solver.Weights(), admm.Hint(e.solver))
+	if err != nil {
+		return err
+	}
+	pt.setBound(b.Lower, b.Upper, b.Gap)
+	return nil
+}
+
+// reached reports whether pt's certified gap meets ADMM.Gap.
+func (e *admmEngine) reached(pt Point) bool {
+	return e.gap > 0 && pt.Certified && pt.CertifiedGap <= e.gap
 }
 
 func (e *admmEngine) step() Point {

@@ -138,7 +138,7 @@ func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Pertur
 	if s.Clean, err = prog.Objective(res.Weights); err != nil {
 		return nil, err
 	}
-	return s.finish(ctx, t0, "robust interior-point method", fmt.Sprintf("robust objective %.8g, %v", s.Objective, pert))
+	return s.finish(ctx, t0, "robust interior-point method", fmt.Sprintf("robust objective %.8g, %v", s.Objective, pert), res.Dual)
 }
 
 // FeasibleNetwork returns the network of a run whose weights satisfy the

@@ -63,6 +63,16 @@ type Point struct {
 	Validated      bool    `json:"validated,omitempty"`       // Validation was measured at this iteration (see Run.ValidateEvery)
 	Seconds        float64 `json:"seconds"`                   // solver time since the run started, over all cells
 
+	// Certified is set when the point carries a certificate of the
+	// program's optimum p*: Lower ≤ p* ≤ Upper and CertifiedGap =
+	// (Upper − Lower)/|Upper| (ADMM: solvers/certify every
+	// ADMM.CertifyEvery iterations; FISTA: its duality gap at every
+	// iteration, Lower = F(α) − gap).
+	Certified    bool    `json:"certified,omitempty"`
+	Lower        float64 `json:"lower,omitempty"`
+	Upper        float64 `json:"upper,omitempty"`
+	CertifiedGap float64 `json:"certified_gap,omitempty"`
+
 	// Back-propagation (Backprop): RobustObjective is the non-convex
 	// objective on the training data perturbed by the run's adversary (0
 	// without one); Accuracy and RobustAccuracy are the training accuracies
@@ -70,6 +80,19 @@ type Point struct {
 	RobustObjective float64 `json:"robust_objective,omitempty"`
 	Accuracy        float64 `json:"accuracy,omitempty"`
 	RobustAccuracy  float64 `json:"robust_accuracy,omitempty"`
+}
+
+// setBound records a certificate lower ≤ p* ≤ upper with relative gap gap.
+func (p *Point) setBound(lower, upper, gap float64) {
+	p.Certified, p.Lower, p.Upper, p.CertifiedGap = true, lower, upper, gap
+}
+
+// certifying is an engine that certifies its iterates: certify fills the
+// point's bounds when one is due (last: the last iteration of an Iterate
+// call), and reached reports a point that meets the method's target gap.
+type certifying interface {
+	certify(pt *Point, last bool) error
+	reached(pt Point) bool
 }
 
 // ErrInterrupted is returned by Iterate when the cell was interrupted; the
@@ -259,6 +282,12 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 			pt.Validation, stopEarly = r.Validate(net)
 			pt.Validated = true
 		}
+		cert, certifies := r.eng.(certifying)
+		if certifies {
+			if err := cert.certify(&pt, i == k-1 || r.eng.converged(pt)); err != nil {
+				return err
+			}
+		}
 		r.history = append(r.history, pt)
 		if time.Since(lastSave) > every {
 			if err := r.Save(); err != nil {
@@ -271,6 +300,10 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		}
 		if r.eng.converged(pt) {
 			why = " — converged"
+			break
+		}
+		if certifies && cert.reached(pt) {
+			why = fmt.Sprintf(" — certified gap %.3g reached", pt.CertifiedGap)
 			break
 		}
 		if stopEarly {
@@ -294,7 +327,11 @@ func (r *Run) statusLine() string {
 	p := r.history[len(r.history)-1]
 	switch m := r.meth.(type) {
 	case ADMM:
-		return fmt.Sprintf("run %q: iteration %d, objective %.6g, |l^{u,α} − l^{v,w}| %.3g, residuals %.2g/%.2g, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.PrimalResidual, p.DualResidual, p.Seconds)
+		cert := ""
+		if g := r.Gap(); !math.IsNaN(g) {
+			cert = fmt.Sprintf(", certified gap %.3g", g)
+		}
+		return fmt.Sprintf("run %q: iteration %d, objective %.6g%s, |l^{u,α} − l^{v,w}| %.3g, residuals %.2g/%.2g, %.2f s", r.Name, p.Iter, p.Objective, cert, p.Gap, p.PrimalResidual, p.DualResidual, p.Seconds)
 	case Backprop:
 		line := fmt.Sprintf("run %q (%s): epoch %d, objective %.6g, training accuracy %.2f%%", r.Name, m.Name(), p.Iter, p.Objective, 100*p.Accuracy)
 		if m.Adversary != "" {
@@ -303,6 +340,18 @@ func (r *Run) statusLine() string {
 		return line + fmt.Sprintf(", %.2f s", p.Seconds)
 	}
 	return fmt.Sprintf("run %q: iteration %d, objective %.6g, duality gap %.3g, %d active neurons, %.2f s", r.Name, p.Iter, p.Objective, p.Gap, p.Nonzeros, p.Seconds)
+}
+
+// Gap returns the certified relative gap (upper − lower)/|upper| of the
+// program's optimum at the run's last certified iterate (Point.Certified),
+// or NaN when no iterate is certified yet.
+func (r *Run) Gap() float64 {
+	for i := len(r.history) - 1; i >= 0; i-- {
+		if r.history[i].Certified {
+			return r.history[i].CertifiedGap
+		}
+	}
+	return math.NaN()
 }
 
 // Objective returns the convex objective at the current iterate.

@@ -212,10 +212,11 @@ func TestThinKeepsEndsAndBound(t *testing.T) {
 	}
 }
 
-// TestADMMRunResumesAndMatchesIPM runs the convex program through cvx: an
-// ADMM run split over two "cells" continues exactly, and its objective
-// approaches the interior-point optimum.
-func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
+// solvedDisk sets a fresh state directory and returns a small 2-D disk
+// problem (a new value per call, as each notebook cell builds it) with its
+// interior-point solution.
+func solvedDisk(t *testing.T) (func() *Problem, *Solution) {
+	t.Helper()
 	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
 	x, y, _ := data.Disk2D(40, 4)
 	prob := func() *Problem { return Classify(x, y).Beta(0.05).Bias().SamplePatterns(6, 3) }
@@ -223,6 +224,14 @@ func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return prob, sol
+}
+
+// TestADMMRunResumesAndMatchesIPM runs the convex program through cvx: an
+// ADMM run split over two "cells" continues exactly, and its objective
+// approaches the interior-point optimum.
+func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
+	prob, sol := solvedDisk(t)
 	a := Start("admm", prob(), ADMM{Rho: 0.1, Tol: 1e-300})
 	a.Quiet = true
 	if err := a.Iterate(300); err != nil {
@@ -272,5 +281,49 @@ func TestADMMRunResumesAndMatchesIPM(t *testing.T) {
 		if want := p.Iter%3 == 0 || p.Iter == 7 || p.Iter == 11; p.Validated != want || (p.Validation == 0.5) != want {
 			t.Fatalf("iteration %d: Validated %v, Validation %v", p.Iter, p.Validated, p.Validation)
 		}
+	}
+}
+
+// TestADMMRunStopsAtACertifiedGap checks the certificates of an ADMM run:
+// every certified point encloses the interior-point optimum, the run stops
+// once its certified gap reaches ADMM.Gap, Run.Gap reports it, and the
+// interior-point solution carries its own certificate.
+func TestADMMRunStopsAtACertifiedGap(t *testing.T) {
+	prob, sol := solvedDisk(t)
+	if sol.Gap > 1e-6 || sol.Lower > sol.Objective {
+		t.Fatalf("interior point: objective %.12g, certified [%.12g, %.12g], gap %.3g", sol.Objective, sol.Lower, sol.Upper, sol.Gap)
+	}
+	r := Start("gap", prob(), ADMM{Tol: 1e-300, Gap: 1e-3, CertifyEvery: 10})
+	r.Quiet = true
+	if !math.IsNaN(r.Gap()) {
+		t.Fatalf("Gap before any iteration: %v, want NaN", r.Gap())
+	}
+	if err := r.Iterate(5000); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Gap(); !(g <= 1e-3) || r.Iter() >= 5000 || r.Iter()%10 != 0 {
+		t.Fatalf("stopped at iteration %d with certified gap %v, want ≤ 1e-3 before 5000 at a multiple of 10", r.Iter(), g)
+	}
+	certified := 0
+	for _, p := range r.History() {
+		if p.Certified != (p.Iter%10 == 0) {
+			t.Fatalf("iteration %d: Certified %v with CertifyEvery 10", p.Iter, p.Certified)
+		}
+		if p.Certified {
+			certified++
+			if p.Lower > sol.Objective*(1+1e-9) || p.Upper < sol.Objective*(1-1e-9) {
+				t.Fatalf("iteration %d: bounds [%.12g, %.12g] miss the optimum %.12g", p.Iter, p.Lower, p.Upper, sol.Objective)
+			}
+		}
+	}
+	t.Logf("certified gap %.3g after %d iterations (%d certificates)", r.Gap(), r.Iter(), certified)
+	if err := Start("bad", prob(), ADMM{Gap: -1}).Err(); err == nil || !strings.Contains(err.Error(), "ADMM{Gap: -1}") {
+		t.Fatalf("ADMM{Gap: -1}: %v", err)
+	}
+	if err := Start("bad", prob(), ADMM{Gap: math.NaN()}).Err(); err == nil || !strings.Contains(err.Error(), "certified relative gap") {
+		t.Fatalf("ADMM{Gap: NaN}: %v", err)
+	}
+	if err := Start("bad", prob(), ADMM{Gap: 1e-3, CertifyEvery: -1}).Err(); err == nil || !strings.Contains(err.Error(), "needs certificates") {
+		t.Fatalf("ADMM{Gap, CertifyEvery: -1}: %v", err)
 	}
 }

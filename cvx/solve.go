@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/certify"
 	"github.com/convexnn/convexnn/solvers/ipm"
 	"gonum.org/v1/gonum/mat"
 )
@@ -44,9 +45,13 @@ type Solution struct {
 	Perturbation solvers.Perturbation
 	Iterations   int
 	Seconds      float64
-	Weights      solvers.Weights
-	Network      *Network
-	Program      *solvers.Program
+	// Lower ≤ p* ≤ Upper certify the program's optimum p* (solvers/certify,
+	// with the method's duals when it has them), and Gap is the certified
+	// relative gap (Upper − Lower)/|Upper|.
+	Lower, Upper, Gap float64
+	Weights           solvers.Weights
+	Network           *Network
+	Program           *solvers.Program
 }
 
 // Solve solves the problem's convex program with the interior-point method:
@@ -89,15 +94,24 @@ func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*So
 	if s.Violation, err = prog.Violation(res.Weights); err != nil {
 		return nil, err
 	}
-	return s.finish(ctx, t0, "interior-point method", fmt.Sprintf("objective %.8g", s.Objective))
+	return s.finish(ctx, t0, "interior-point method", fmt.Sprintf("objective %.8g", s.Objective), res.Dual)
 }
 
-// finish sets the solution's network (solvers.Program.Recover), its clean
+// finish sets the solution's certificate (from the method's duals dual,
+// nil for none), its network (solvers.Program.Recover), its clean
 // non-convex objective l^{u,α} and the time since t0, and returns the
 // solution with an error naming the method when ctx stopped it or it ended
 // other than optimal (objective describes where it ended).
-func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective string) (*Solution, error) {
-	var err error
+func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective string, dual *certify.Hint) (*Solution, error) {
+	cert, err := certify.New(s.Program, s.Perturbation)
+	if err != nil {
+		return nil, err
+	}
+	b, err := cert.Bound(s.Weights, dual)
+	if err != nil {
+		return nil, err
+	}
+	s.Lower, s.Upper, s.Gap = b.Lower, b.Upper, b.Gap
 	if s.Network, err = s.Program.Recover(s.Weights); err != nil {
 		return nil, err
 	}

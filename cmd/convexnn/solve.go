@@ -386,6 +386,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var wt solvers.Weights
 	res := resultJSON{Solver: *solver, BLAS: solvers.BLAS()}
 	var converged admmResult
+	var hint *certify.Hint // the solver's duals for the certificate
 	switch *solver {
 	case "ipm":
 		solve := ipm.Solve
@@ -398,12 +399,12 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		wt, res.Status, res.Iterations = r.Weights, r.Status.String(), r.Iterations
+		wt, res.Status, res.Iterations, hint = r.Weights, r.Status.String(), r.Iterations, r.Dual
 	case "admm":
 		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *gap, *maxIter); err != nil {
 			return err
 		}
-		wt = converged.weights
+		wt, hint = converged.weights, converged.hint
 		res.Status = "iteration limit"
 		if converged.ok {
 			res.Status = "optimal"
@@ -416,7 +417,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		b, err := cert.Bound(wt, nil)
+		b, err := cert.Bound(wt, hint)
 		if err != nil {
 			return err
 		}
@@ -487,6 +488,7 @@ type admmResult struct {
 	weights solvers.Weights
 	ok      bool
 	bound   *certify.Bound // the last certificate, when -gap asked for them
+	hint    *certify.Hint  // the solver's duals at weights
 }
 
 // solveADMM runs the ADMM variant named by inner, or admm.ChooseVariant's
@@ -537,6 +539,7 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 		if err != nil {
 			return string(v), 0, admmResult{}, err
 		}
+		cert.Refine = 20 // warm-started along the run: a few steps per certificate
 		onStep = func(st admm.Step) bool {
 			if st.Iter%certifyEvery != 0 {
 				return true
@@ -564,7 +567,7 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 	if last != nil && (len(hist) == 0 || hist[len(hist)-1].Iter != s.Iter() || s.Iter()%certifyEvery != 0) {
 		last = nil // the run went on after the last certificate
 	}
-	return string(v), len(hist), admmResult{weights: s.Weights(), ok: ok, bound: last}, nil
+	return string(v), len(hist), admmResult{weights: s.Weights(), ok: ok, bound: last, hint: admm.Hint(s)}, nil
 }
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),

@@ -384,3 +384,14 @@ func TestSolveCertifiesTheOptimum(t *testing.T) {
 		t.Fatalf("admm -gap 1e-3: %d iterations, bounds [%.12g, %.12g], optimum %.12g", admm.Iterations, *admm.LowerBound, *admm.UpperBound, ipm.Objective)
 	}
 }
+
+// TestSolveCertifiesTheHingeOptimum checks that the interior-point
+// method's duals certify its hinge-loss solution (the loss's subgradient
+// alone does not, at the points on the margin).
+func TestSolveCertifiesTheHingeOptimum(t *testing.T) {
+	prob := writeProblem(t, randomProblem(40, 3, "hinge", 4))
+	r := solveJSON(t, "-problem", prob, "-solver", "ipm")
+	if r.Status != "optimal" || r.CertifiedGap == nil || *r.CertifiedGap > 1e-6 || *r.LowerBound > r.Objective {
+		t.Fatalf("ipm hinge: status %s, objective %.12g, lower %v, certified gap %v", r.Status, r.Objective, r.LowerBound, r.CertifiedGap)
+	}
+}

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/certify"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Status is how an interior-point run ended. The zero value is not a
@@ -105,6 +107,12 @@ type Result struct {
 	Gap        float64         // final relative duality gap
 	Iterations int
 	Seconds    float64
+	// Dual holds the method's multipliers at Weights for a certificate
+	// (certify.Certifier.Bound): the cone multipliers α_j of
+	// S_{i(j)} X u_j ≥ 0 and, for the hinge loss, the loss dual μ_k = −y_k z_k
+	// from the multipliers z_k ∈ [0, 1/n] of the margin rows. Solve sets it;
+	// SolveRobust does not (nil).
+	Dual *certify.Hint
 }
 
 // Solve solves p with a primal-dual interior-point method for its
@@ -160,6 +168,9 @@ func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) 
 	}
 	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
 	err = res.finish(p, "program", sol.x, p.Objective, err)
+	if len(sol.z) == nc.m {
+		res.Dual = nc.dual(sol.z)
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
 }
@@ -351,6 +362,21 @@ func newNetCone(p *solvers.Program) *netCone {
 	}
 	nc.qr = newTPQRWork(dp)
 	return nc
+}
+
+// dual returns the certificate's hint from the cone multipliers z: the
+// orthant rows j·n + k of −S_{i(j)} X u_j ≤ 0 carry α_j, the margin rows
+// of the hinge loss −ξ_k − y_k(Fu)_k ≤ −1 carry z_k, whose loss dual is
+// μ_k = −y_k z_k.
+func (nc *netCone) dual(z []float64) *certify.Hint {
+	h := &certify.Hint{Alpha: mat.NewDense(nc.ng, nc.n, append([]float64(nil), z[:nc.ng*nc.n]...))}
+	if nc.hinge {
+		h.Mu = make([]float64, nc.n)
+		for k, y := range nc.p.Y {
+			h.Mu[k] = -y * z[nc.rowMar+k]
+		}
+	}
+	return h
 }
 
 func (nc *netCone) problem() *coneProblem {
