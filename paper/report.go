@@ -30,7 +30,7 @@ func (res *Result) TableRows() ([]string, [][]string) {
 			head = append(head, "Held out FGSM", "Held out PGD")
 		}
 	}
-	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
+	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Certified gap", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
 	var rows [][]string
 	for _, m := range res.Methods {
 		row := append([]string{m.Name}, (&Accuracies{Accuracy: m.ValidationAccuracy, AccuracySD: m.ValidationAccuracySD,
@@ -42,7 +42,7 @@ func (res *Result) TableRows() ([]string, [][]string) {
 		for q, it := range m.PeakIterations {
 			at[q] = fmt.Sprint(it)
 		}
-		row = append(row, fmt.Sprintf("%.2f %% (%s)", 100*m.PeakValidation, strings.Join(at, ", ")), fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective),
+		row = append(row, fmt.Sprintf("%.2f %% (%s)", 100*m.PeakValidation, strings.Join(at, ", ")), fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective), gapCell(m.CertifiedGap),
 			fmt.Sprint(m.Iterations), fmt.Sprintf("%.0f", float64(m.PeakRSSBytes)/1e6), fmt.Sprintf("%.0f", float64(m.PeakHeapBytes)/1e6))
 		rows = append(rows, row)
 	}
@@ -245,4 +245,12 @@ func (res *Result) Figures() ([]*plots.Figure, error) {
 		figs = append(figs, f)
 	}
 	return figs, nil
+}
+
+// gapCell formats a certified gap, "—" for none (back-propagation).
+func gapCell(g *float64) string {
+	if g == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2g", *g)
 }

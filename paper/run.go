@@ -430,6 +430,9 @@ func RunMethod(ctx context.Context, dir cvx.RunDir, m Method, s Settings, sets *
 		}
 	}
 	t.Objective = m.Objective(run)
+	if g := run.Gap(); !math.IsNaN(g) {
+		t.CertifiedGap = &g
+	}
 	yhat, err := net.Predict(tr.X)
 	if err != nil {
 		return t, err
@@ -438,6 +441,9 @@ func RunMethod(ctx context.Context, dir cvx.RunDir, m Method, s Settings, sets *
 	line := fmt.Sprintf("   %s done: %d %ss, validation accuracy %s", m.Name, t.Iterations, unit, va0)
 	if t.Holdout != nil {
 		line += fmt.Sprintf(", held out %s", t.Holdout)
+	}
+	if t.CertifiedGap != nil {
+		line += fmt.Sprintf(", certified gap %.3g", *t.CertifiedGap)
 	}
 	line += fmt.Sprintf(", training loss %.6g, objective %.6g, %.2f s (set-up %.2f s), max RSS %.0f MB, Go heap %.0f MB\n",
 		t.TrainingLoss, t.Objective, t.WallSeconds, t.SetupSeconds, float64(t.PeakRSSBytes)/1e6, float64(t.PeakHeapBytes)/1e6)

@@ -1,7 +1,11 @@
 package admm
 
 import (
+	"math"
+
+	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/certify"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -10,8 +14,10 @@ import (
 // constraints, α_j = −ρ γ ν_j (γ the constraint scaling: 1, or Robust's
 // γ_G), from the scaled dual ν of the constraint G u = s, and for Split the
 // loss dual μ = ρ μ_split of the constraint F u = q (its loss prox gives
-// ρ μ ∈ ∂ℓ(q) at a fixed point). The other variants' loss dual is left to
-// the certifier, which takes the gradient at the point. A hint only speeds
+// ρ μ ∈ ∂ℓ(q) at a fixed point), for Robust on a program with a bias the
+// loss dual and perturbation slopes from its split of the per-point terms
+// (robustLossDual). The other variants' loss dual is left to the
+// certifier, which takes the gradient at the point. A hint only speeds
 // up the bound's convergence: the certifier projects it, so it cannot make
 // a bound invalid.
 func Hint(s Solver) *certify.Hint {
@@ -35,7 +41,49 @@ func Hint(s Solver) *certify.Hint {
 		}
 		return &certify.Hint{Mu: mu, Alpha: alpha(v.State.Nu, 1, 2*len(v.Program.D))}
 	case *Robust:
-		return &certify.Hint{Alpha: alpha(v.State.Nu, v.r.gG, 2*len(v.Program.D))}
+		h := &certify.Hint{Alpha: alpha(v.State.Nu, v.r.gG, 2*len(v.Program.D))}
+		if v.Program.Bias {
+			robustLossDual(h, v.Program, v.Perturbation, v.State.M, rho*v.r.gZ)
+		}
+		return h
 	}
 	return nil
+}
+
+// robustLossDual sets the loss dual of a robust program with a bias from
+// the scaled dual M (n×d) of Robust's split γ_Z A U = Z: at a fixed point
+// m_k = ρ γ_Z M_k (scale) is a subgradient of the worst-case term ℓ_k at
+// g_k, the slope μ_k x_k + w_k of an affine minorant, whose bias entry
+// (x_k's is 1, w_k's 0) gives μ_k and whose feature entries give w_k; for
+// the squared loss λ_k = ‖w_k‖_p/ε (see certify.Hint).
+func robustLossDual(h *certify.Hint, p *solvers.Program, pert solvers.Perturbation, m []float64, scale float64) {
+	n, d := p.X.Dims()
+	f := solvers.PerturbedFeatures(d, true)
+	h.Mu = make([]float64, n)
+	h.Slopes = mat.NewDense(n, d, nil)
+	if p.Loss == solvers.SquaredLoss && pert.Eps > 0 {
+		h.Lambda = make([]float64, n)
+	}
+	for k := 0; k < n; k++ {
+		mk, xk, w := m[k*d:(k+1)*d], p.X.RawRowView(k), h.Slopes.RawRowView(k)
+		mu := scale * mk[d-1]
+		h.Mu[k] = mu
+		for l := 0; l < f; l++ {
+			w[l] = scale*mk[l] - mu*xk[l]
+		}
+		if h.Lambda != nil {
+			h.Lambda[k] = ballNorm(pert.Norm.Canonical(), w[:f]) / pert.Eps
+		}
+	}
+}
+
+// ballNorm is the ℓ_p norm of the perturbation set (p = ∞, 2, 1).
+func ballNorm(kind solvers.Norm, w []float64) float64 {
+	switch kind {
+	case solvers.L2:
+		return floats.Norm(w, 2)
+	case solvers.L1:
+		return floats.Norm(w, 1)
+	}
+	return floats.Norm(w, math.Inf(1))
 }

@@ -19,15 +19,19 @@
 // objective, solvers.RobustObjective, for ε > 0) at that point, or at zero
 // if lower.
 //
-// Lower bound (weak duality). For a perturbation Δ with rows in the ε-ball
-// (zero on the unperturbed bias column; Δ = 0 for ε = 0), a point μ of the
-// domain of the conjugate ℓ* of the loss, and multipliers α_j ∈ Rⁿ, α_j ≥ 0,
+// Lower bound (weak duality). For a point μ of the domain of the conjugate
+// ℓ* of the loss, perturbation slopes W (n×d, zero on the unperturbed bias
+// column, rows ‖w_k‖_p ≤ ελ_k with λ_k = |μ_k|, or for the squared loss any
+// λ_k ≥ |μ_k| charged in ℓ*: see Hint.Lambda; W = 0 for ε = 0), and
+// multipliers α_j ∈ Rⁿ, α_j ≥ 0,
 //
-//	L(μ, α) = −ℓ*(μ) + R min(0, β − max_j s_j),
-//	s_j = dist(c_j − XᵀS_{i(j)}α_j, ε(1ᵀα_j) B^f),  c_j = σ_j (X + Δ)ᵀ D_{i(j)} μ,
+//	L(μ, W, α) = −ℓ*(μ) + R min(0, β − max_j s_j),
+//	s_j = dist(c_j − XᵀS_{i(j)}α_j, ε(1ᵀα_j) B^f),  c_j = σ_j (XᵀD_{i(j)}μ + WᵀD_{i(j)}1),
 //
-// with R = Upper/β, is at most p*: the robust loss is at least the loss on
-// X + Δ, which is at least μᵀŷ_Δ − ℓ*(μ) (Fenchel–Young); on K_j the
+// with R = Upper/β, is at most p*: each robust term is a maximum of affine
+// functions of g_k with slopes μ_k x_k + w_k (W = diag(μ)Δ for a perturbation
+// Δ in the ε-ball: the loss on X + Δ), at least μᵀŷ + Σ_k w_kᵀg_k − ℓ*(μ)
+// (Fenchel–Young); on K_j the
 // multiplier term −α_jᵀ(S X u_j − εN(u_j)1) is ≤ 0, and what remains of group
 // j is at least (β − s_j)‖u_j‖₂ (the ball absorbs the dual norm); at an
 // optimum β Σ_j ‖u_j‖₂ ≤ p* ≤ Upper because the losses are nonnegative. Since
@@ -39,8 +43,8 @@
 // μ and Δ come from a solver's dual (Hint) or, by default, from the point:
 // Δ the worst case (solvers.WorstCase) and μ the gradient of the loss on
 // X + Δ (a subgradient for the hinge loss), clipped to dom ℓ*. The
-// multipliers α are improved by projected-gradient steps on ½ s_j², started
-// from the hint or from the previous call. Every product that enters s_j or
+// multipliers α and the slopes W are improved by projected-gradient steps on
+// ½ s_j², started from the hint or from the previous call. Every product that enters s_j or
 // −ℓ*(μ) is charged its floating-point error bound γ_n |A||B| (γ_n = n·u/(1 − n·u)),
 // so the bound also holds for the computed numbers.
 package certify
@@ -81,8 +85,20 @@ type Hint struct {
 	// instance ∇ℓ(ŷ) or ρ times the scaled dual of a loss split.
 	Mu []float64
 	// Delta (n×d, the bias column ignored) is the perturbation of the loss's
-	// lower bound; robust programs only.
+	// lower bound; robust programs only (nil: the worst case at the point,
+	// solvers.WorstCase).
 	Delta *mat.Dense
+	// Slopes (n×d, the bias column ignored) are the perturbation slopes
+	// w_k of the loss's minorant directly (see the package comment), in
+	// place of Delta (w_k = μ_k δ_k); robust programs only.
+	Slopes *mat.Dense
+	// Lambda (n entries, the squared loss of a robust program only) is the
+	// size λ_k ≥ |μ_k| of point k's worst-case term: the robust squared term
+	// ½(|r_k| + εN(g_k))² is the maximum over λ ≥ 0, |t| ≤ 1 and
+	// ‖z‖_p ≤ 1 of λ(t r_k + ε zᵀg_k) − ½λ², so its affine minorants have
+	// slopes μ_k x_k + w_k with ‖w_k‖_p ≤ ελ_k and constants −μ_k y_k − ½λ_k²
+	// (μ_k = λt); at a zero residual λ_k exceeds |μ_k|. nil means λ = |μ|.
+	Lambda []float64
 	// Alpha (2P×n, row j for group j) holds the multipliers of the cone
 	// constraints S_{i(j)} X u_j ≥ εN(u_j)1.
 	Alpha *mat.Dense
@@ -190,23 +206,24 @@ func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
 	upper *= 1 + gamma(c.n+c.d+2*c.np)
 	b.Upper, b.Restored, b.Feasible = upper, restored, feas
 
-	var mu []float64
-	var delta *mat.Dense
-	var alpha *mat.Dense
+	// The point's own dual (the loss's gradient, the worst case) fills in
+	// what the hint leaves out.
+	mu, delta, err := c.pointDual(feas)
+	if err != nil {
+		return Bound{}, err
+	}
+	var alpha, slopes *mat.Dense
+	var lam []float64
 	if h != nil {
-		mu, alpha = h.Mu, h.Alpha
+		alpha, lam, slopes = h.Alpha, h.Lambda, h.Slopes
 		if h.Mu != nil {
+			mu = append(mu[:0], h.Mu...)
+		}
+		if h.Delta != nil {
 			delta = h.Delta
 		}
 	}
-	if mu == nil {
-		if mu, delta, err = c.pointDual(feas); err != nil {
-			return Bound{}, err
-		}
-	} else {
-		mu = append([]float64(nil), mu...)
-	}
-	b.Lower = c.lower(mu, delta, alpha, upper)
+	b.Lower = c.lower(mu, lam, delta, slopes, alpha, upper)
 	b.Gap = RelativeGap(b.Lower, b.Upper)
 	return b, nil
 }
@@ -231,6 +248,22 @@ func (c *Certifier) checkHint(h *Hint) error {
 	for k, v := range h.Mu {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("certify: hint μ[%d] = %v", k, v)
+		}
+	}
+	if h.Lambda != nil && len(h.Lambda) != c.n {
+		return fmt.Errorf("certify: hint λ has %d entries for %d data points", len(h.Lambda), c.n)
+	}
+	for k, v := range h.Lambda {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("certify: hint λ[%d] = %v, need 0 ≤ λ < ∞", k, v)
+		}
+	}
+	if h.Slopes != nil {
+		if r, cc := h.Slopes.Dims(); r != c.n || cc != c.d {
+			return fmt.Errorf("certify: hint slopes are %d×%d, want n×d = %d×%d", r, cc, c.n, c.d)
+		}
+		if err := solvers.CheckFinite("certify: hint slopes", h.Slopes); err != nil {
+			return err
 		}
 	}
 	if h.Delta != nil {

@@ -78,8 +78,9 @@ func weightsOf(v, w [][]float64) solvers.Weights {
 // TestBoundsEncloseTheOptimum checks Lower ≤ p* ≤ Upper on 100 random
 // instances per loss, standard and robust, at points from far (zero, random
 // weights) to near the optimum (the oracle's solution, and that solution
-// disturbed), against the optimum of Debian's cvxopt; and that the restored
-// point is feasible with an objective within Upper.
+// disturbed), and with a hint of random numbers, against the optimum of
+// Debian's cvxopt; and that the restored point is feasible with an
+// objective within Upper.
 func TestBoundsEncloseTheOptimum(t *testing.T) {
 	testprog.RequireCVXOPT(t)
 	count := 100 // per loss, standard and robust: the pure-Go pass of make test
@@ -111,11 +112,22 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 					random := in.p.NewWeights()
 					random.V.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.V)
 					random.W.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.W)
+					// A hint of random numbers: the certifier must project it
+					// into the dual's domain, whatever it holds.
+					n, d, np := in.p.Dims()
+					junk := &Hint{Mu: make([]float64, n), Lambda: make([]float64, n),
+						Slopes: mat.NewDense(n, d, nil), Alpha: mat.NewDense(2*np, n, nil)}
+					for k := range junk.Mu {
+						junk.Mu[k], junk.Lambda[k] = rng.NormFloat64(), math.Abs(rng.NormFloat64())
+					}
+					junk.Slopes.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Slopes)
+					junk.Alpha.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Alpha)
 					for _, pt := range []struct {
 						name string
 						wt   solvers.Weights
-					}{{"zero", in.p.NewWeights()}, {"random", random}, {"noisy", noisy}, {"oracle", sol}} {
-						b, err := cert.Bound(pt.wt, nil)
+						hint *Hint
+					}{{"zero", in.p.NewWeights(), nil}, {"random", random, nil}, {"noisy", noisy, nil}, {"oracle", sol, nil}, {"oracle with a random hint", sol, junk}} {
+						b, err := cert.Bound(pt.wt, pt.hint)
 						if err != nil {
 							t.Fatalf("%s at %s: %v", in.name, pt.name, err)
 						}
@@ -137,6 +149,46 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 					t.Logf("certified gap at the oracle's solution: median %.2g, 90%% %.2g, max %.2g over %d instances", gaps[len(gaps)/2], gaps[len(gaps)*9/10], gaps[len(gaps)-1], len(gaps))
 				}
 			})
+		}
+	}
+}
+
+// TestProjectL1 checks the ℓ₁-ball projection against its defining
+// properties, radius 0 included.
+func TestProjectL1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for trial := 0; trial < 200; trial++ {
+		r := make([]float64, 1+rng.IntN(6))
+		for j := range r {
+			r[j] = rng.NormFloat64()
+		}
+		rad := []float64{0, 0.1, 1, 10}[trial%4]
+		p := append([]float64(nil), r...)
+		projectL1(p, rad)
+		var l1 float64
+		for _, v := range p {
+			l1 += math.Abs(v)
+		}
+		if l1 > rad*(1+1e-12)+1e-15 {
+			t.Fatalf("projection of %v onto radius %v has ℓ₁ norm %v", r, rad, l1)
+		}
+		// Optimality: no point of the ball on the segment to a random point of
+		// the ball is closer.
+		q := make([]float64, len(r))
+		var lq float64
+		for j := range q {
+			q[j] = rng.NormFloat64()
+			lq += math.Abs(q[j])
+		}
+		for j := range q {
+			q[j] *= rad / math.Max(lq, 1e-300)
+		}
+		var dot float64
+		for j := range r {
+			dot += (r[j] - p[j]) * (q[j] - p[j])
+		}
+		if dot > 1e-12 {
+			t.Fatalf("projection of %v onto radius %v: %v is not the nearest point (⟨r − p, q − p⟩ = %v)", r, rad, p, dot)
 		}
 	}
 }

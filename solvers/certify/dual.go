@@ -73,18 +73,18 @@ func (c *Certifier) clipDual(mu []float64) {
 // negConj returns −ℓ*(tμ) for μ in the domain of ℓ*, and the sum of the
 // magnitudes of its terms (for the rounding slack):
 //
-//	squared   ℓ*(μ) = ½‖μ‖² + μᵀy
+//	squared   ℓ*(μ) = ½‖λ‖² + μᵀy                     (λ_k ≥ |μ_k|: lambdas)
 //	hinge     ℓ*(μ) = Σ_k y_k μ_k                       (−y_k μ_k ∈ [0, 1/n])
 //	BCE, logistic  ℓ*(μ) = (1/n) Σ_k a_k log a_k + (1 − a_k) log(1 − a_k),  a_k = n μ_k / c_k ∈ [0, 1].
-func (c *Certifier) negConj(mu []float64, t float64) (float64, float64) {
+func (c *Certifier) negConj(mu, lam []float64, t float64) (float64, float64) {
 	var s, mag float64
 	switch c.p.Loss {
 	case solvers.SquaredLoss:
 		for k, y := range c.p.Y {
-			m := t * mu[k]
-			v := 0.5*m*m + m*y
+			m, l := t*mu[k], t*lam[k]
+			v := 0.5*l*l + m*y
 			s -= v
-			mag += 0.5*m*m + math.Abs(m*y)
+			mag += 0.5*l*l + math.Abs(m*y)
 		}
 	case solvers.HingeLoss:
 		for k, y := range c.p.Y {
@@ -112,12 +112,14 @@ func xlogx(a float64) float64 {
 	return a * math.Log(a)
 }
 
-// lower returns max over t ∈ [0, 1] of L(tμ, tα) (see the package comment),
-// refining α first.
-func (c *Certifier) lower(mu []float64, delta *mat.Dense, hint *mat.Dense, upper float64) float64 {
+// lower returns max over t ∈ [0, 1] of L(tμ, tW, tα) (see the package
+// comment), refining α and W first. lam (nil: |μ|) is the squared loss's λ
+// of a robust program (see Hint.Lambda); W starts from slopes, else from
+// diag(μ)·delta.
+func (c *Certifier) lower(mu, lam []float64, delta, slopes *mat.Dense, hint *mat.Dense, upper float64) float64 {
 	c.clipDual(mu)
 	n, np := c.n, c.np
-	// M = D ∘ μ (n×P); c_j = σ_j (X + Δ)ᵀ M[:, i(j)].
+	// M = D ∘ μ (n×P); c_j = σ_j (XᵀM + WᵀD)[:, i(j)].
 	m := mat.NewDense(n, np, nil)
 	absM := mat.NewDense(n, np, nil)
 	for k := 0; k < n; k++ {
@@ -128,30 +130,40 @@ func (c *Certifier) lower(mu []float64, delta *mat.Dense, hint *mat.Dense, upper
 			}
 		}
 	}
-	var xt *mat.Dense // X + Δ, nil for the standard program
+	lam = c.lambdas(mu, lam)
+	var w *mat.Dense // W = diag(μ)Δ, rows in the balls ελ_k; nil for the standard program
+	var rad []float64
 	if c.eps > 0 {
-		xt = mat.NewDense(n, c.d, nil)
-		if delta != nil {
-			xt.Copy(delta)
-			c.projectDelta(xt)
+		w = mat.NewDense(n, c.d, nil)
+		rad = make([]float64, n)
+		for k := range rad {
+			rad[k] = c.eps * lam[k]
 		}
-		xt.Add(xt, c.p.X)
+		switch {
+		case slopes != nil:
+			w.Copy(slopes)
+			c.projectRows(w, rad)
+		case delta != nil:
+			w.Copy(delta)
+			c.projectRows(w, nil)
+			for k := 0; k < n; k++ {
+				floats.Scale(mu[k], w.RawRowView(k))
+			}
+			c.projectRows(w, rad)
+		}
 	}
 	alpha := c.startAlpha(hint)
-	s := c.refine(m, xt, alpha)
-	if xt == nil {
-		xt = c.p.X
-	}
-	// Rounding: γ_n (|X + Δ|ᵀ|D∘μ| + |X|ᵀ|S∘α|) bounds the error of c_j − XᵀSα_j.
-	var absXt *mat.Dense
-	if xt == c.p.X {
-		absXt = c.absX
-	} else {
-		absXt = mat.NewDense(n, c.d, nil)
-		absXt.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, xt)
-	}
+	s := c.refine(m, w, rad, alpha)
+	// Rounding: γ_n (|X|ᵀ|D∘μ| + |W|ᵀD + |X|ᵀ|S∘α|) bounds the error of c_j − XᵀSα_j.
 	errC := mat.NewDense(c.d, np, nil)
-	errC.Mul(absXt.T(), absM)
+	errC.Mul(c.absX.T(), absM)
+	if w != nil {
+		absW := mat.NewDense(n, c.d, nil)
+		absW.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, w)
+		var ew mat.Dense
+		ew.Mul(absW.T(), c.dm)
+		errC.Add(errC, &ew)
+	}
 	absA := mat.NewDense(n, 2*np, nil)
 	absA.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, alpha)
 	errA := mat.NewDense(c.d, 2*np, nil)
@@ -170,7 +182,7 @@ func (c *Certifier) lower(mu []float64, delta *mat.Dense, hint *mat.Dense, upper
 	beta := c.p.Beta
 	radius := upper / beta * (1 + gamma(2))
 	eval := func(t float64) float64 {
-		v, mag := c.negConj(mu, t)
+		v, mag := c.negConj(mu, lam, t)
 		return v - gamma(n)*mag + radius*math.Min(0, beta-t*smax)
 	}
 	best := math.Max(eval(0), eval(1))
@@ -192,28 +204,44 @@ func (c *Certifier) lower(mu []float64, delta *mat.Dense, hint *mat.Dense, upper
 	return best
 }
 
-// projectDelta zeroes the unperturbed columns of Δ and projects its rows onto
-// the ε-ball of the perturbation's norm (ℓ_p, p = ∞, 2, 1).
-func (c *Certifier) projectDelta(delta *mat.Dense) {
+// projectRows zeroes the unperturbed columns of w and projects its row k
+// onto the ℓ_p ball of radius rad[k] (rad nil: ε), p the perturbation's norm.
+func (c *Certifier) projectRows(w *mat.Dense, rad []float64) {
 	for k := 0; k < c.n; k++ {
-		row := delta.RawRowView(k)
+		row := w.RawRowView(k)
 		for j := c.f; j < c.d; j++ {
 			row[j] = 0
 		}
-		r := row[:c.f]
+		r, e := row[:c.f], c.eps
+		if rad != nil {
+			e = rad[k]
+		}
 		switch c.kind {
 		case solvers.LInf:
 			for j, v := range r {
-				r[j] = math.Min(math.Max(v, -c.eps), c.eps)
+				r[j] = math.Min(math.Max(v, -e), e)
 			}
 		case solvers.L2:
-			if nr := floats.Norm(r, 2); nr > c.eps {
-				floats.Scale(c.eps/nr, r)
+			if nr := floats.Norm(r, 2); nr > e {
+				floats.Scale(e/nr, r)
 			}
 		case solvers.L1:
-			projectL1(r, c.eps)
+			projectL1(r, e)
 		}
 	}
+}
+
+// lambdas returns λ_k = |μ_k|, or for the squared loss max(|μ_k|, lam_k)
+// when lam is given: the scale of point k's worst-case term (see Hint.Lambda).
+func (c *Certifier) lambdas(mu, lam []float64) []float64 {
+	out := make([]float64, len(mu))
+	for k, v := range mu {
+		out[k] = math.Abs(v)
+		if lam != nil && c.p.Loss == solvers.SquaredLoss {
+			out[k] = math.Max(out[k], lam[k])
+		}
+	}
+	return out
 }
 
 // startAlpha returns the n×2P multipliers to start from: the hint (2P×n,
@@ -235,30 +263,33 @@ func (c *Certifier) startAlpha(hint *mat.Dense) *mat.Dense {
 	return a
 }
 
-// coeffs sets cc (d×2P) to the columns c_j = σ_j (X + Δ)ᵀ M[:, i(j)]
-// (xt = X + Δ, or nil for X).
-func (c *Certifier) coeffs(cc, m, xt *mat.Dense) {
-	if xt == nil {
-		xt = c.p.X
-	}
+// coeffs sets cc (d×2P) to the columns c_j = σ_j (XᵀM + WᵀD)[:, i(j)]
+// (w nil: W = 0).
+func (c *Certifier) coeffs(cc, m, w *mat.Dense) {
 	np := c.np
-	cc.Slice(0, c.d, 0, np).(*mat.Dense).Mul(xt.T(), m)
-	cc.Slice(0, c.d, np, 2*np).(*mat.Dense).Scale(-1, cc.Slice(0, c.d, 0, np))
+	left := cc.Slice(0, c.d, 0, np).(*mat.Dense)
+	left.Mul(c.p.X.T(), m)
+	if w != nil {
+		var wd mat.Dense
+		wd.Mul(w.T(), c.dm)
+		left.Add(left, &wd)
+	}
+	cc.Slice(0, c.d, np, 2*np).(*mat.Dense).Scale(-1, left)
 }
 
 // refine improves the multipliers α (n×2P, in place) and, for a robust
-// program, the perturbation in xt = X + Δ (in place, rows of Δ kept in the
-// ε-ball), by accelerated projected-gradient steps (FISTA with restart) on
-// Σ_j ½ s_j² over the groups with s_j > β (robust programs: Σ_j ½ (s_j − β)_+²),
-// keeping the point of least
-// excess Σ_j (s_j − β)_+², and returns s_j there. The excess is zero
-// exactly when every s_j ≤ β, where the bound needs no more (its remaining
-// term is −ℓ*(μ)). It stops there, after Refine steps, or
-// when the largest s_j stalls (less than 10⁻⁶ relative progress over 200
-// steps). Δ matters at points where the worst case is not unique (g_k = 0,
-// or a zero entry of g_k for the ℓ_∞ set): the adversary's best response
-// to the multipliers may be inside the ball.
-func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
+// program, the loss's perturbation slopes W (rows w_k in the ℓ_p balls of
+// radius rad[k], in place), by accelerated projected-gradient steps (FISTA
+// with restart) on Σ_j ½ s_j² over the groups with s_j > β (robust
+// programs: Σ_j ½ (s_j − β)_+², since W moves all groups at once; measured:
+// closer bounds there, slower on the standard program), keeping the point
+// of least excess Σ_j (s_j − β)_+², and returns s_j there. The excess is
+// zero exactly when every s_j ≤ β, where the bound needs no more (its
+// remaining term is −ℓ*). It stops there, after Refine steps, or when the
+// largest s_j stalls (less than 10⁻⁶ relative progress over 200 steps). W
+// matters at points where the worst case is not unique (g_k = 0, a zero
+// entry of g_k for the ℓ_∞ set, a zero residual of the squared loss).
+func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []float64 {
 	steps := c.Refine
 	if steps == 0 {
 		steps = 2000
@@ -266,7 +297,7 @@ func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
 	ng, np := 2*c.np, c.np
 	beta := c.p.Beta
 	cc := mat.NewDense(c.d, ng, nil)
-	c.coeffs(cc, m, xt)
+	c.coeffs(cc, m, w)
 	best := c.distances(cc, alpha, nil)
 	if steps < 0 || c.lip == 0 {
 		return best.s
@@ -282,42 +313,35 @@ func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
 	}
 	bestVal := excess(best.s)
 	bestAlpha := mat.DenseCopyOf(alpha)
-	var bestXt, prevXt, yXt *mat.Dense
-	var etaD float64
-	if xt != nil {
-		bestXt, prevXt, yXt = mat.DenseCopyOf(xt), mat.DenseCopyOf(xt), mat.DenseCopyOf(xt)
-		// Lipschitz bound of the Δ-gradient: 2‖M‖_F² (each c_j is linear in
-		// Δ through M; v_i and w_i share a column). The α- and Δ-steps are
-		// halved for the joint step.
-		etaD = 1 / math.Max(4*frobenius2(m), 1e-300)
-	}
+	var bestW, prevW, yW *mat.Dense
+	var etaW float64
 	eta := 1 / c.lip
-	if xt != nil {
+	if w != nil {
+		bestW, prevW, yW = mat.DenseCopyOf(w), mat.DenseCopyOf(w), mat.DenseCopyOf(w)
+		// Lipschitz bound of the W-gradient: 2‖D‖_F² (c_j is linear in W
+		// through D; v_i and w_i share a column). The α- and W-steps are
+		// halved for the joint step.
+		etaW = 1 / math.Max(4*frobenius2(c.dm), 1e-300)
 		eta /= 2
 	}
 	prev := mat.DenseCopyOf(alpha)
 	y := mat.DenseCopyOf(alpha)
 	tk := 1.0
-	var xe mat.Dense
+	var xe, gd mat.Dense
 	e := mat.NewDense(c.d, ng, nil)
 	h := mat.NewDense(c.d, np, nil)
-	var gd mat.Dense
 	wj := make([]float64, ng)
 	mark, markAt := floats.Max(best.s), 0
 	for it := 0; it < steps && bestVal > 0; it++ {
-		if xt != nil {
-			c.coeffs(cc, m, yXt)
+		if w != nil {
+			c.coeffs(cc, m, yW)
 		}
 		cur := c.distances(cc, y, e)
 		for j := range wj {
 			wj[j] = 0
 			if cur.s[j] > beta {
-				// Robust programs move Δ for all groups at once: each group
-				// is weighted by its excess, the gradient of ½(s_j − β)_+²
-				// (measured: closer bounds there, but slower on the
-				// standard program, where each group has its own α_j).
 				wj[j] = 1
-				if xt != nil {
+				if w != nil {
 					wj[j] = (cur.s[j] - beta) / cur.s[j]
 				}
 			}
@@ -327,27 +351,25 @@ func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
 		for k := 0; k < c.n; k++ {
 			ar, yr, xr := alpha.RawRowView(k), y.RawRowView(k), xe.RawRowView(k)
 			for j := 0; j < ng; j++ {
-				// ∂(½s_j²)/∂α_kj = −S_i[k] (X e_j)_k − ε N(e_j^f), for the groups with s_j > β.
+				// ∂(½s_j²)/∂α_kj = −S_i[k] (X e_j)_k − ε N(e_j^f), weighted.
 				gj := wj[j] * (-c.sgn.At(k, j%np)*xr[j] - c.eps*cur.nq[j])
 				ar[j] = math.Max(0, yr[j]-eta*gj)
 			}
 		}
-		if xt != nil {
-			// ∂/∂Δ_k = μ_k Σ_i d_ik (w_{v_i} e_{v_i} − w_{w_i} e_{w_i}) = (M Hᵀ)_k.
+		if w != nil {
+			// ∂/∂w_k = Σ_i d_ik (w_{v_i} e_{v_i} − w_{w_i} e_{w_i}) = (D Hᵀ)_k.
 			for r := 0; r < c.d; r++ {
 				er, hr := cur.e.RawRowView(r), h.RawRowView(r)
 				for i := 0; i < np; i++ {
 					hr[i] = wj[i]*er[i] - wj[np+i]*er[np+i]
 				}
 			}
-			gd.Mul(m, h.T())
-			prevXt.Copy(xt)
-			xt.Sub(yXt, c.p.X)
-			gd.Scale(etaD, &gd)
-			xt.Sub(xt, &gd)
-			c.projectDelta(xt)
-			xt.Add(xt, c.p.X)
-			c.coeffs(cc, m, xt)
+			gd.Mul(c.dm, h.T())
+			prevW.Copy(w)
+			gd.Scale(etaW, &gd)
+			w.Sub(yW, &gd)
+			c.projectRows(w, rad)
+			c.coeffs(cc, m, w)
 		}
 		tn := (1 + math.Sqrt(1+4*tk*tk)) / 2
 		mom := (tk - 1) / tn
@@ -356,41 +378,39 @@ func (c *Certifier) refine(m, xt, alpha *mat.Dense) []float64 {
 		if v := excess(now.s); v < bestVal {
 			bestVal = v
 			bestAlpha.Copy(alpha)
-			if xt != nil {
-				bestXt.Copy(xt)
+			if w != nil {
+				bestW.Copy(w)
 			}
 			copy(best.s, now.s)
 		} else { // restart the momentum from the best point
 			tk, mom = 1, 0
 			alpha.Copy(bestAlpha)
-			if xt != nil {
-				xt.Copy(bestXt)
+			if w != nil {
+				w.Copy(bestW)
 			}
 		}
 		y.Sub(alpha, prev)
 		y.Scale(mom, y)
 		y.Add(y, alpha)
 		y.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, y)
-		if xt != nil {
-			yXt.Sub(xt, prevXt)
-			yXt.Scale(mom, yXt)
-			yXt.Add(yXt, xt)
-			yXt.Sub(yXt, c.p.X)
-			c.projectDelta(yXt)
-			yXt.Add(yXt, c.p.X)
+		if w != nil {
+			yW.Sub(w, prevW)
+			yW.Scale(mom, yW)
+			yW.Add(yW, w)
+			c.projectRows(yW, rad)
 		}
 		if it-markAt >= 200 {
-			if w := floats.Max(best.s); w > mark*(1-1e-6) {
+			if v := floats.Max(best.s); v > mark*(1-1e-6) {
 				break
 			} else {
-				mark, markAt = w, it
+				mark, markAt = v, it
 			}
 		}
 	}
 	alpha.Copy(bestAlpha)
-	if xt != nil {
-		xt.Copy(bestXt)
-		c.coeffs(cc, m, xt)
+	if w != nil {
+		w.Copy(bestW)
+		c.coeffs(cc, m, w)
 	}
 	return c.distances(cc, alpha, nil).s
 }
@@ -481,14 +501,16 @@ func projectL1(r []float64, rad float64) {
 		a[j] = math.Abs(v)
 	}
 	sort.Sort(sort.Reverse(sort.Float64Slice(a)))
-	var cum, theta float64
+	// θ = (Σ_{l≤ρ} a_l − rad)/(ρ + 1) at the largest ρ with a_ρ above it;
+	// with rad = 0 no ρ qualifies and θ = max_l a_l (the projection is 0).
+	cum, theta := 0.0, a[0]
 	for j, v := range a {
 		cum += v
-		if t := (cum - rad) / float64(j+1); t >= v {
+		t := (cum - rad) / float64(j+1)
+		if t >= v {
 			break
-		} else {
-			theta = t
 		}
+		theta = t
 	}
 	for j, v := range r {
 		r[j] = math.Copysign(math.Max(math.Abs(v)-theta, 0), v)

@@ -110,8 +110,8 @@ type Result struct {
 	// Dual holds the method's multipliers at Weights for a certificate
 	// (certify.Certifier.Bound): the cone multipliers α_j of
 	// S_{i(j)} X u_j ≥ 0 and, for the hinge loss, the loss dual μ_k = −y_k z_k
-	// from the multipliers z_k ∈ [0, 1/n] of the margin rows. Solve sets it;
-	// SolveRobust does not (nil).
+	// from the multipliers z_k ∈ [0, 1/n] of the margin rows (SolveRobust:
+	// of its robust constraints and loss rows, robustCone.dual).
 	Dual *certify.Hint
 }
 

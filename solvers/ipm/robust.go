@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/certify"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -70,6 +71,9 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 		return nil, err
 	}
 	res := &Result{Status: sol.Status, Gap: sol.Gap, Iterations: sol.Iterations}
+	if len(sol.Z) >= len(rb.lin) {
+		res.Dual = rb.dual(sol.Z)
+	}
 	robustObjective := func(w solvers.Weights) (float64, error) { return solvers.RobustObjective(p, w, pert) }
 	err = res.finish(p, "robust program", sol.X, robustObjective, err)
 	// Without an error finish has computed RobustObjective, which must agree
@@ -113,6 +117,14 @@ type robustCone struct {
 	nx          int
 	lin         []robustLin   // orthant rows: expression ≥ 0
 	soc         [][]robustLin // second-order cones: (e₀, e₁ …) ∈ Q
+	// groupRow[j] is the first of group j's n robust-constraint rows,
+	// lossRow[k] the first loss row of sample k (hinge: the margin row;
+	// squared: z_k + (ŷ_k − y_k) − ε r_k ≥ 0, then z_k − (ŷ_k − y_k) − ε r_k ≥ 0).
+	groupRow, lossRow []int
+	// epi[k] locates sample k's dual-norm epigraph r_k ≥ ‖g_k^f‖_*: its
+	// first orthant row (ℓ_∞ and ℓ₁ sets: pairs ρ − e_l, ρ + e_l), or for
+	// the ℓ₂ set the index of its second-order cone in soc.
+	epi []int
 }
 
 func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
@@ -135,6 +147,7 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 			}
 			rho = rb.dualNormBound(e)
 		}
+		rb.groupRow = append(rb.groupRow, len(rb.lin))
 		for k := 0; k < n; k++ {
 			s := -1.0
 			if p.D[i][k] {
@@ -179,12 +192,18 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 		}
 		var rk robustLin
 		if robust {
+			if rb.kind == solvers.L2 {
+				rb.epi = append(rb.epi, len(rb.soc))
+			} else {
+				rb.epi = append(rb.epi, len(rb.lin))
+			}
 			rk = rb.dualNormBound(gk[:rb.f])
 		}
 		slack := robustVar(nu + ng + k)
 		if p.Loss == solvers.HingeLoss {
 			// ξ_k ≥ 0 and ξ_k − 1 + y_k ŷ_k − ε r_k ≥ 0.
 			rb.lin = append(rb.lin, slack)
+			rb.lossRow = append(rb.lossRow, len(rb.lin))
 			row := slack.add(p.Y[k], yhat)
 			row.c = -1
 			if robust {
@@ -195,6 +214,7 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 			// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0.
 			res := yhat
 			res.c = -p.Y[k]
+			rb.lossRow = append(rb.lossRow, len(rb.lin))
 			for _, sg := range []float64{-1, 1} {
 				row := slack.add(sg, res)
 				if robust {
@@ -205,6 +225,55 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 		}
 	}
 	return rb
+}
+
+// dual returns the certificate's hint from the multipliers z of the
+// orthant rows (see certify.Hint): α_j[k] of group j's robust constraint
+// S_i[k] x_kᵀu_j − ε ρ_j ≥ 0, and the loss dual μ_k = ∂ℓ/∂ŷ_k: −y_k z_k of
+// the hinge margin row, a − b from the squared loss's two rows
+// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0 (multipliers a, b), with λ_k = a + b (the
+// term's size, Hint.Lambda; a + b = z_k at the optimum). The perturbation is left
+// to the certifier (the worst case at the point).
+func (rb *robustCone) dual(z []float64) *certify.Hint {
+	ng := 2 * rb.np
+	a := mat.NewDense(ng, rb.n, nil)
+	for j := 0; j < ng; j++ {
+		copy(a.RawRowView(j), z[rb.groupRow[j]:rb.groupRow[j]+rb.n])
+	}
+	h := &certify.Hint{Mu: make([]float64, rb.n), Alpha: a}
+	if rb.p.Loss == solvers.SquaredLoss {
+		h.Lambda = make([]float64, rb.n)
+	}
+	for k, r := range rb.lossRow {
+		if rb.p.Loss == solvers.HingeLoss {
+			h.Mu[k] = -rb.p.Y[k] * z[r]
+		} else {
+			h.Mu[k], h.Lambda[k] = z[r]-z[r+1], z[r]+z[r+1]
+		}
+	}
+	if len(rb.epi) == rb.n {
+		// The slope of the Lagrangian in g_k^f through the epigraph rows:
+		// p_l − q_l from the multipliers of ρ − e_l ≥ 0 and ρ + e_l ≥ 0, or
+		// −z₁ from the cone (ρ, e) ∈ Q.
+		h.Slopes = mat.NewDense(rb.n, rb.d, nil)
+		socStart := len(rb.lin)
+		var offs []int
+		for _, c := range rb.soc {
+			offs = append(offs, socStart)
+			socStart += len(c)
+		}
+		for k, at := range rb.epi {
+			row := h.Slopes.RawRowView(k)
+			for l := 0; l < rb.f; l++ {
+				if rb.kind == solvers.L2 {
+					row[l] = -z[offs[at]+1+l]
+				} else {
+					row[l] = z[at+2*l] - z[at+2*l+1]
+				}
+			}
+		}
+	}
+	return h
 }
 
 // dualNormBound adds the epigraph of ‖e‖_* (e affine, length f) and returns
