@@ -86,6 +86,8 @@ type resultJSON struct {
 	Neurons int     `json:"neurons,omitempty"`
 	Seed    *uint64 `json:"seed,omitempty"`
 	Gap     float64 `json:"duality_gap,omitempty"`
+	// Auto is set when -solver auto chose Solver.
+	Auto bool `json:"auto,omitempty"`
 	// LowerBound ≤ p* ≤ UpperBound certify the optimum p* of the program as
 	// posed (package solvers/certify); CertifiedGap is
 	// (upper − lower)/|upper|. UpperBound is the objective at the solution
@@ -305,7 +307,7 @@ func sampled(pats solvers.Patterns, err error, field string) (solvers.Patterns, 
 func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := quietFlags("solve")
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
-	solver := fs.String("solver", "ipm", "ipm, admm or scp")
+	solver := fs.String("solver", "ipm", "ipm, admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
@@ -314,8 +316,8 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split, rbcd or robust (default: robust for eps > 0, else closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
-	gap := fs.Float64("gap", 0, "ADMM: stop when the certified relative gap (upper − lower)/|upper| is at most this (0: the solver's own stopping test only); every solver reports its certified bounds")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp (robust problems, eps > 0: ipm or admm) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
+	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -331,18 +333,18 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if set := flagSet(fs, "gap"); set && !(*gap > 0 && *gap < 1) {
 		return badInput("solve: -gap %v: the certified relative gap must be in (0, 1)", *gap)
 	}
-	if *gap > 0 && *solver != "admm" {
-		return badInput("solve: -gap is an ADMM stopping rule; -solver %s reports its certified gap in the result (\"gap\")", *solver)
-	}
 	if *relax != 0 && !(*relax > 0 && *relax < 2) {
 		return badInput("solve: -relax %v: the over-relaxation α must be in (0, 2)", *relax)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *solver {
-	case "ipm", "admm", "scp":
+	case "ipm", "admm", "scp", "auto":
 	default:
-		return badInput("solve: -solver %q: use ipm, admm or scp", *solver)
+		return badInput("solve: -solver %q: use ipm, admm, scp or auto", *solver)
+	}
+	if *solver == "auto" && (set["inner"] || set["relax"] || set["rho"]) {
+		return badInput("solve: -inner, -relax and -rho choose an ADMM; -solver auto chooses the method itself (use -solver admm)")
 	}
 	if *solver == "scp" {
 		if *neurons < 1 {
@@ -380,11 +382,18 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	start := time.Now()
 	if *solver == "scp" {
 		return writeResult(stdout, *out, func() (resultJSON, error) {
-			return solveSCP(ctx, p, *neurons, *seed, *maxIter, *tol, start)
+			return solveSCP(ctx, p, *neurons, *seed, *maxIter, *tol, *gap, start)
 		})
 	}
+	auto := *solver == "auto"
+	if auto {
+		*solver = chooseSolver(p, pert)
+		if *gap == 0 {
+			*gap = 1e-6
+		}
+	}
 	var wt solvers.Weights
-	res := resultJSON{Solver: *solver, BLAS: solvers.BLAS()}
+	res := resultJSON{Solver: *solver, Auto: auto, BLAS: solvers.BLAS()}
 	var converged admmResult
 	var hint *certify.Hint // the solver's duals for the certificate
 	switch *solver {
@@ -395,7 +404,11 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 				return ipm.SolveRobust(ctx, p, pert, o)
 			}
 		}
-		r, err := solve(ctx, p, ipm.Options{MaxIter: *maxIter, Tol: *tol})
+		o := ipm.Options{MaxIter: *maxIter, Tol: *tol}
+		if *gap > 0 && o.Tol == 0 {
+			o.Tol = math.Min(1e-8, *gap/10) // the certified gap follows the method's own
+		}
+		r, err := solve(ctx, p, o)
 		if err != nil {
 			return err
 		}
@@ -424,6 +437,12 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		bound = &b
 	}
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
+	if *gap > 0 {
+		res.Status = "gap reached"
+		if bound.Gap > *gap {
+			res.Status = "gap not reached"
+		}
+	}
 	if res.Objective, err = p.Objective(wt); err != nil {
 		return err
 	}
@@ -572,7 +591,7 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),
 // the output layer by FISTA with the squared loss (a Lasso) or BCE.
-func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, maxIter int, tol float64, start time.Time) (resultJSON, error) {
+func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, maxIter int, tol, gap float64, start time.Time) (resultJSON, error) {
 	res := resultJSON{Solver: "scp", BLAS: solvers.BLAS(), Neurons: neurons, Seed: &seed}
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.BCELoss {
 		return res, badInput("solve: -solver scp solves the squared and bce losses (FISTA needs a smooth loss with a computable duality gap), not %v", p.Loss)
@@ -624,13 +643,24 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 		st := f.Step()
 		res.Iterations++
 		res.Gap = st.Gap
-		if st.Gap <= tol*math.Max(1, st.Objective) {
+		if gap > 0 && st.Gap <= gap*math.Abs(st.Objective) {
+			res.Status = "gap reached"
+			break
+		}
+		if gap == 0 && st.Gap <= tol*math.Max(1, st.Objective) {
 			res.Status = "optimal"
 			break
 		}
 	}
+	if gap > 0 && res.Status != "gap reached" {
+		res.Status = "gap not reached"
+	}
 	a := alpha()
 	res.Objective = obj(a)
+	// FISTA's duality gap certifies eq. (SCP2): F(α) − gap ≤ F* ≤ F(α).
+	lower, upper := res.Objective-res.Gap, res.Objective
+	cgap := certify.RelativeGap(lower, upper)
+	res.LowerBound, res.UpperBound, res.CertifiedGap = &lower, &upper, &cgap
 	res.Seconds = time.Since(start).Seconds()
 	net, err := scp.Network(u, a, p.Bias)
 	if err != nil {
@@ -652,4 +682,22 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
+}
+
+// chooseSolver is -solver auto's rule: the interior-point method for the
+// cone programs (squared and hinge losses, standard or robust) when its
+// matrices fit in memory (ipm.MemoryEstimate, ipm.RobustMemoryEstimate: it
+// reaches 1e-8 in tens of iterations), otherwise ADMM run to the gap.
+func chooseSolver(p *solvers.Program, pert solvers.Perturbation) string {
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return "admm"
+	}
+	need, _ := ipm.MemoryEstimate(p)
+	if pert.Eps > 0 {
+		need, _ = ipm.RobustMemoryEstimate(p, pert)
+	}
+	if need > ipm.DefaultMemoryLimit() {
+		return "admm"
+	}
+	return "ipm"
 }

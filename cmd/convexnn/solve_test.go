@@ -126,7 +126,8 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 	}{
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "0"}, "-gap 0: the certified relative gap must be in (0, 1)"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "NaN"}, "-gap NaN"},
-		{[]string{"-problem", hinge, "-solver", "ipm", "-gap", "1e-6"}, "-gap is an ADMM stopping rule"},
+		{[]string{"-problem", hinge, "-solver", "auto", "-rho", "1"}, "-solver auto chooses the method itself"},
+		{[]string{"-problem", hinge, "-solver", "newton"}, "use ipm, admm, scp or auto"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
@@ -377,7 +378,7 @@ func TestSolveCertifiesTheOptimum(t *testing.T) {
 		t.Fatalf("ipm: lower bound %.12g, objective %.12g, certified gap %.3g", *ipm.LowerBound, ipm.Objective, *ipm.CertifiedGap)
 	}
 	admm := solveJSON(t, "-problem", prob, "-solver", "admm", "-max-iter", "20000", "-tol", "1e-12", "-gap", "1e-3")
-	if admm.CertifiedGap == nil || *admm.CertifiedGap > 1e-3 || admm.Status != "optimal" {
+	if admm.CertifiedGap == nil || *admm.CertifiedGap > 1e-3 || admm.Status != "gap reached" {
 		t.Fatalf("admm -gap 1e-3: status %s, certified gap %v", admm.Status, admm.CertifiedGap)
 	}
 	if admm.Iterations >= 20000 || *admm.LowerBound > ipm.Objective*(1+1e-9) || *admm.UpperBound < ipm.Objective*(1-1e-9) {
@@ -394,4 +395,28 @@ func TestSolveCertifiesTheHingeOptimum(t *testing.T) {
 	if r.Status != "optimal" || r.CertifiedGap == nil || *r.CertifiedGap > 1e-6 || *r.LowerBound > r.Objective {
 		t.Fatalf("ipm hinge: status %s, objective %.12g, lower %v, certified gap %v", r.Status, r.Objective, r.LowerBound, r.CertifiedGap)
 	}
+}
+
+// TestSolveAuto checks -solver auto: the interior-point method for a small
+// squared-loss program, ADMM for BCE, each to its certified gap.
+func TestSolveAuto(t *testing.T) {
+	sq := solveJSON(t, "-problem", writeProblem(t, randomProblem(30, 3, "squared", 1)), "-solver", "auto")
+	if sq.Solver != "ipm" || !sq.Auto || sq.Status != "gap reached" || *sq.CertifiedGap > 1e-6 {
+		t.Fatalf("auto on a small squared-loss program: solver %s (auto %v), status %s, certified gap %v", sq.Solver, sq.Auto, sq.Status, *sq.CertifiedGap)
+	}
+	body := strings.Replace(randomProblem(30, 3, "squared", 5), `"loss":"squared"`, `"loss":"bce"`, 1)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	ys := m["y"].([]any)
+	for k, y := range ys {
+		ys[k] = (y.(float64) + 1) / 2
+	}
+	b, _ := json.Marshal(m)
+	bce := solveJSON(t, "-problem", writeProblem(t, string(b)), "-solver", "auto", "-gap", "1e-2", "-max-iter", "20000")
+	if bce.Solver != "admm" || !bce.Auto || bce.CertifiedGap == nil || *bce.LowerBound > bce.Objective {
+		t.Fatalf("auto on BCE: solver %s, status %s, bounds %v %v", bce.Solver, bce.Status, bce.LowerBound, bce.CertifiedGap)
+	}
+	t.Logf("auto on BCE: %s after %d iterations, certified gap %.3g", bce.Status, bce.Iterations, *bce.CertifiedGap)
 }

@@ -63,6 +63,12 @@ type Options struct {
 	Tol float64
 	// Verbose, when not nil, receives one line per iteration.
 	Verbose io.Writer
+	// MaxMemory (bytes) refuses, with a *MemoryError and before anything
+	// large is allocated, a program whose matrices would need more
+	// (MemoryEstimate, RobustMemoryEstimate); 0 means 80% of the memory
+	// available when the solve starts (MemAvailable), or 16 GiB where that
+	// is unknown. Negative is an error.
+	MaxMemory int64
 }
 
 func (o Options) resolve() (Options, error) {
@@ -77,6 +83,9 @@ func (o Options) resolve() (Options, error) {
 	}
 	if o.Tol == 0 {
 		o.Tol = 1e-8
+	}
+	if o.MaxMemory < 0 {
+		return o, fmt.Errorf("ipm: memory limit %d < 0 bytes", o.MaxMemory)
 	}
 	return o, nil
 }
@@ -159,6 +168,10 @@ func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) 
 	}
 	o, err := o.resolveCone(p.Loss, "ipm: the interior-point method solves the squared and hinge losses (second-order cone programs), not the %v loss: use ADMM-RBCD or the loss-split ADMM")
 	if err != nil {
+		return nil, err
+	}
+	need, what := MemoryEstimate(p)
+	if err := o.fits(need, what, "use ADMM (admm.New), which needs O(nP + dP) memory, or fewer patterns"); err != nil {
 		return nil, err
 	}
 	nc := newNetCone(p)

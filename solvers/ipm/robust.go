@@ -64,6 +64,10 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	if err != nil {
 		return nil, err
 	}
+	need, what := RobustMemoryEstimate(p, pert)
+	if err := o.fits(need, what, "use the robust ADMM (admm.VariantRobust, -solver admm), which needs O(n(d + P) + dP) memory"); err != nil {
+		return nil, err
+	}
 	rb := newRobustCone(p, pert)
 	qp := rb.coneQP()
 	sol, err := SolveConeQP(ctx, qp, o)

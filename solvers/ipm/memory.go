@@ -1,0 +1,127 @@
+package ipm
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/convexnn/convexnn/solvers"
+)
+
+// MemoryError is a refusal to solve a program whose matrices would not fit
+// in the memory limit: nothing large has been allocated when it is
+// returned.
+type MemoryError struct {
+	Need, Limit int64  // bytes: the estimate and the limit (Options.MaxMemory)
+	What        string // the dominant allocation
+	Instead     string // a method that fits
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("ipm: this program needs about %s (%s), more than the limit of %s (Options.MaxMemory, by default 80%% of the available memory): %s",
+		bytesText(e.Need), e.What, bytesText(e.Limit), e.Instead)
+}
+
+func bytesText(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// MemoryEstimate returns the bytes Solve allocates for p's matrices (the
+// structured factor of the normal matrix, the scaled rows of the coupling,
+// the method's vectors), and the dominant one in words.
+func MemoryEstimate(p *solvers.Program) (int64, string) {
+	n, d, np := p.Dims()
+	dp := float64(d * np)
+	nf := float64(n)
+	m := float64(2*np*n+2*n) + float64(2*np*(d+1))
+	floats := 3*dp*dp + 2*dp*nf + 4*float64(np)*nf + float64(d)*float64(n+d) + 2*float64(d*d*np) + 30*m
+	return int64(8 * floats), fmt.Sprintf("a dense dP×dP = %d×%d factor and dP×n = %d×%d rows", d*np, d*np, d*np, n)
+}
+
+// RobustMemoryEstimate returns the bytes SolveRobust allocates for the
+// robust program of p and pert: its dense cone QP has G (rows × variables),
+// the scaled copy W⁻¹G and two variables × variables normal matrices.
+func RobustMemoryEstimate(p *solvers.Program, pert solvers.Perturbation) (int64, string) {
+	rowsN, nx := robustDims(p, pert)
+	rows, x := float64(rowsN), float64(nx)
+	floats := 2*rows*x + 3*x*x + 30*rows
+	return int64(8 * floats), fmt.Sprintf("a dense %d×%d constraint matrix and %d×%d normal matrices", rowsN, nx, nx, nx)
+}
+
+// robustDims returns the number of cone rows and of variables of
+// SolveRobust's program (newRobustCone), from the dimensions alone.
+func robustDims(p *solvers.Program, pert solvers.Perturbation) (rows, nx int) {
+	n, d, np := p.Dims()
+	f := solvers.PerturbedFeatures(d, p.Bias)
+	ng := 2 * np
+	nx = ng*d + ng + n
+	orth := ng*n + 2*n
+	soc := ng * (d + 1)
+	if pert.Eps > 0 && f > 0 {
+		epi := ng + n // dual-norm epigraphs: one per group and one per sample
+		switch pert.Norm.Canonical() {
+		case solvers.L2:
+			nx += epi
+			soc += epi * (f + 1)
+		case solvers.L1:
+			nx += epi
+			orth += epi * 2 * f
+		default:
+			nx += epi * f
+			orth += epi * 2 * f
+		}
+	}
+	return orth + soc, nx
+}
+
+// memoryLimit resolves Options.MaxMemory (DefaultMemoryLimit for 0).
+func (o Options) memoryLimit() int64 {
+	if o.MaxMemory > 0 {
+		return o.MaxMemory
+	}
+	return DefaultMemoryLimit()
+}
+
+// DefaultMemoryLimit is the limit of a zero Options.MaxMemory: 80% of
+// MemAvailable in /proc/meminfo, or 16 GiB where that is unknown.
+func DefaultMemoryLimit() int64 {
+	if avail := availableMemory(); avail > 0 {
+		return avail / 5 * 4
+	}
+	return 16 << 30
+}
+
+func availableMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// fits refuses an estimate above the limit with a MemoryError.
+func (o Options) fits(need int64, what, instead string) error {
+	if limit := o.memoryLimit(); need > limit {
+		return &MemoryError{Need: need, Limit: limit, What: what, Instead: instead}
+	}
+	return nil
+}
