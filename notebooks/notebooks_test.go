@@ -128,7 +128,7 @@ func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 // minCharts is how many charts each notebook draws at its small size.
 var minCharts = map[string]int{
 	"00-quickstart.ipynb":                5,
-	"01-admm-convergence.ipynb":          5,
+	"01-admm-convergence.ipynb":          6,
 	"02-practical-convex-training.ipynb": 2,
 	"03-mammographic.ipynb":              2,
 	"04-scp.ipynb":                       3,
