@@ -69,6 +69,12 @@ type Bound struct {
 	// Objective and Violation are the objective (robust for ε > 0) and the
 	// largest constraint violation at the point as given.
 	Objective, Violation float64
+	// Groups holds, for every group j (v_1 … v_P, w_1 … w_P), s_j: the
+	// size of its dual constraint at the multipliers found (rounding
+	// included). s_j ≤ β for all j makes the bound −ℓ*(μ); a group with
+	// s_j > β is one whose neuron the point lacks or misweights: a working
+	// set method adds its pattern.
+	Groups []float64
 	// Restored is the number of groups changed to make the point feasible;
 	// Feasible is that feasible point, whose objective Upper bounds
 	// (up to the rounding slack of its evaluation).
@@ -113,18 +119,19 @@ type Certifier struct {
 	// Bound; 0 means 2000, negative none.
 	Refine int
 
-	p     *solvers.Program
-	pert  solvers.Perturbation
-	eps   float64
-	kind  solvers.Norm
-	n, d  int
-	np, f int
-	sgn   *mat.Dense // n×P: S_i[k] = ±1
-	dm    *mat.Dense // n×P: D_i[k] ∈ {0, 1}
-	absX  *mat.Dense // |X|
-	xnorm []float64  // ‖x_k‖₂
-	lip   float64    // Lipschitz bound of the multiplier steps
-	alpha *mat.Dense // n×2P warm start, column j = α_j
+	p      *solvers.Program
+	pert   solvers.Perturbation
+	eps    float64
+	kind   solvers.Norm
+	n, d   int
+	np, f  int
+	sgn    *mat.Dense // n×P: S_i[k] = ±1
+	dm     *mat.Dense // n×P: D_i[k] ∈ {0, 1}
+	absX   *mat.Dense // |X|
+	xnorm  []float64  // ‖x_k‖₂
+	lip    float64    // Lipschitz bound of the multiplier steps
+	alpha  *mat.Dense // n×2P warm start, column j = α_j
+	groups []float64  // s_j of the last call, rounding included
 
 	dirs    [][]float64 // per pattern: an interior direction of its cone, or nil
 	dirDone []bool
@@ -225,7 +232,17 @@ func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
 	}
 	b.Lower = c.lower(mu, lam, delta, slopes, alpha, upper)
 	b.Gap = RelativeGap(b.Lower, b.Upper)
+	b.Groups = append([]float64(nil), c.groups...)
 	return b, nil
+}
+
+// Multipliers returns a copy of the cone multipliers of the last Bound
+// (2P×n, row j for group j, as Hint.Alpha), or nil before the first.
+func (c *Certifier) Multipliers() *mat.Dense {
+	if c.alpha == nil {
+		return nil
+	}
+	return mat.DenseCopyOf(c.alpha.T())
 }
 
 // RelativeGap is the certified relative gap (upper − lower)/|upper|, or

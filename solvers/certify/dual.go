@@ -175,9 +175,10 @@ func (c *Certifier) lower(mu, lam []float64, delta, slopes *mat.Dense, hint *mat
 		for r := 0; r < c.d; r++ {
 			col[r] = errC.At(r, j%np) + errA.At(r, j)
 		}
-		smax = math.Max(smax, s[j]+g*floats.Norm(col, 2)+g*s[j])
+		s[j] += g*floats.Norm(col, 2) + g*s[j]
+		smax = math.Max(smax, s[j])
 	}
-	c.alpha = alpha
+	c.alpha, c.groups = alpha, s
 
 	beta := c.p.Beta
 	radius := upper / beta * (1 + gamma(2))
@@ -294,13 +295,33 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 	if steps == 0 {
 		steps = 2000
 	}
+	if w == nil || steps < 0 {
+		return c.refineWith(m, w, false, rad, alpha, steps)
+	}
+	// The multipliers alone first: each group's own, they cannot spoil a
+	// group that holds (a hint's slopes stay exact); then W with them, for
+	// what α alone cannot close.
+	s := c.refineWith(m, w, false, rad, alpha, (steps+1)/2)
+	if floats.Max(s) <= c.p.Beta {
+		return s
+	}
+	return c.refineWith(m, w, true, rad, alpha, steps/2)
+}
+
+// refineWith is refine's loop: steps projected-gradient steps on α, and on
+// W when moveW.
+func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha *mat.Dense, steps int) []float64 {
 	ng, np := 2*c.np, c.np
 	beta := c.p.Beta
 	cc := mat.NewDense(c.d, ng, nil)
 	c.coeffs(cc, m, w)
 	best := c.distances(cc, alpha, nil)
-	if steps < 0 || c.lip == 0 {
+	if steps <= 0 || c.lip == 0 {
 		return best.s
+	}
+	mw := w
+	if !moveW {
+		mw = nil // W fixed: the loop below moves α only
 	}
 	excess := func(s []float64) float64 {
 		var v float64
@@ -316,7 +337,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 	var bestW, prevW, yW *mat.Dense
 	var etaW float64
 	eta := 1 / c.lip
-	if w != nil {
+	if mw != nil {
 		bestW, prevW, yW = mat.DenseCopyOf(w), mat.DenseCopyOf(w), mat.DenseCopyOf(w)
 		// Lipschitz bound of the W-gradient: 2‖D‖_F² (c_j is linear in W
 		// through D; v_i and w_i share a column). The α- and W-steps are
@@ -333,7 +354,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 	wj := make([]float64, ng)
 	mark, markAt := floats.Max(best.s), 0
 	for it := 0; it < steps && bestVal > 0; it++ {
-		if w != nil {
+		if mw != nil {
 			c.coeffs(cc, m, yW)
 		}
 		cur := c.distances(cc, y, e)
@@ -341,7 +362,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 			wj[j] = 0
 			if cur.s[j] > beta {
 				wj[j] = 1
-				if w != nil {
+				if mw != nil {
 					wj[j] = (cur.s[j] - beta) / cur.s[j]
 				}
 			}
@@ -356,7 +377,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 				ar[j] = math.Max(0, yr[j]-eta*gj)
 			}
 		}
-		if w != nil {
+		if mw != nil {
 			// ∂/∂w_k = Σ_i d_ik (w_{v_i} e_{v_i} − w_{w_i} e_{w_i}) = (D Hᵀ)_k.
 			for r := 0; r < c.d; r++ {
 				er, hr := cur.e.RawRowView(r), h.RawRowView(r)
@@ -378,14 +399,14 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 		if v := excess(now.s); v < bestVal {
 			bestVal = v
 			bestAlpha.Copy(alpha)
-			if w != nil {
+			if mw != nil {
 				bestW.Copy(w)
 			}
 			copy(best.s, now.s)
 		} else { // restart the momentum from the best point
 			tk, mom = 1, 0
 			alpha.Copy(bestAlpha)
-			if w != nil {
+			if mw != nil {
 				w.Copy(bestW)
 			}
 		}
@@ -393,7 +414,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 		y.Scale(mom, y)
 		y.Add(y, alpha)
 		y.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, y)
-		if w != nil {
+		if mw != nil {
 			yW.Sub(w, prevW)
 			yW.Scale(mom, yW)
 			yW.Add(yW, w)
@@ -408,7 +429,7 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 		}
 	}
 	alpha.Copy(bestAlpha)
-	if w != nil {
+	if mw != nil {
 		w.Copy(bestW)
 		c.coeffs(cc, m, w)
 	}
