@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -72,5 +73,25 @@ func TestWorkingSetReachesTheOptimum(t *testing.T) {
 				t.Fatalf("resumed run: round %d objective %v lower %v; uninterrupted: round %d objective %v lower %v", resumed.Round, resumed.Bound.Objective, resumed.Bound.Lower, last.Round, last.Bound.Objective, last.Bound.Lower)
 			}
 		})
+	}
+}
+
+// TestWorkingSetBadInput checks the refusals: a gap outside (0, 1), a
+// loss the method cannot solve and so cannot certify, a corrupt state.
+func TestWorkingSetBadInput(t *testing.T) {
+	p := testprog.Random(t, testprog.RobustInstances[0])
+	for _, gap := range []float64{0, -1, 1, math.NaN()} {
+		if _, err := NewWorkingSet(p, solvers.Perturbation{}, gap, 0, Options{}, nil, nil); err == nil || !strings.Contains(err.Error(), "certified gap") {
+			t.Errorf("gap %v: %v", gap, err)
+		}
+	}
+	bce := *p
+	bce.Loss = solvers.BCELoss
+	bce.Y = make([]float64, len(p.Y))
+	if _, err := NewWorkingSet(&bce, solvers.Perturbation{}, 1e-6, 0, Options{}, nil, nil); err == nil || !strings.Contains(err.Error(), "use ADMM") {
+		t.Errorf("BCE: %v", err)
+	}
+	if _, err := NewWorkingSet(p, solvers.Perturbation{}, 1e-6, 0, Options{}, &WorkingSetState{Patterns: []int{3, 1}}, nil); err == nil || !strings.Contains(err.Error(), "not sorted") {
+		t.Errorf("unsorted state: %v", err)
 	}
 }
