@@ -121,10 +121,14 @@ spec = {
     "env": {
         "PATH": f"{repo}/bin:{os.environ['GOBIN_DIR']}:/usr/local/bin:/usr/bin:/bin",
         "CONVEXNN_ASSETS": f"{repo}/.cache/assets",
+        # Each cell is built and linked as a new program: without DWARF
+        # (-ldflags=-w; symbols stay, so panics keep their stack traces) the
+        # link takes about 0.5 s less per cell.
+        "GOFLAGS": "-ldflags=-w",
     },
 }
 if os.environ["TAGS"]:
-    spec["env"]["GOFLAGS"] = "-tags=" + os.environ["TAGS"]
+    spec["env"]["GOFLAGS"] += " -tags=" + os.environ["TAGS"]
 if os.environ["CORETYPE"]:
     spec["env"]["OPENBLAS_CORETYPE"] = os.environ["CORETYPE"]
 path = sys.argv[1]

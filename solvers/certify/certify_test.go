@@ -90,6 +90,7 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 	for _, loss := range []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.BCELoss, solvers.LogisticLoss} {
 		for _, robust := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/robust=%v", loss, robust), func(t *testing.T) {
+				t.Parallel() // most of the time is the oracle's Python, one process per setting
 				ins := randomInstances(t, loss, robust, count, uint64(loss)*10+map[bool]uint64{false: 1, true: 2}[robust])
 				opts := oracleOptima(t, ins)
 				var gaps []float64
