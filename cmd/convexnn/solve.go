@@ -684,20 +684,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// chooseSolver is -solver auto's rule: the interior-point method for the
-// cone programs (squared and hinge losses, standard or robust) when its
-// matrices fit in memory (ipm.MemoryEstimate, ipm.RobustMemoryEstimate: it
-// reaches 1e-8 in tens of iterations), otherwise ADMM run to the gap.
+// chooseSolver is -solver auto's rule: the interior-point method when it
+// fits (ipm.Fits: squared or hinge loss within the memory limit; it reaches
+// 1e-8 in tens of iterations), otherwise ADMM run to the gap.
 func chooseSolver(p *solvers.Program, pert solvers.Perturbation) string {
-	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
-		return "admm"
+	if ipm.Fits(p, pert) {
+		return "ipm"
 	}
-	need, _ := ipm.MemoryEstimate(p)
-	if pert.Eps > 0 {
-		need, _ = ipm.RobustMemoryEstimate(p, pert)
-	}
-	if need > ipm.DefaultMemoryLimit() {
-		return "admm"
-	}
-	return "ipm"
+	return "admm"
 }

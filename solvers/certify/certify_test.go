@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/solvers"
@@ -62,6 +63,8 @@ func oracleOptima(t *testing.T, ins []instance) []testprog.CVXOPTRobustResult {
 	for k, in := range ins {
 		ps[k], perts[k] = in.p, in.pert
 	}
+	start := time.Now()
+	defer func() { t.Logf("oracle: %d programs in %.1f s", len(ins), time.Since(start).Seconds()) }()
 	return testprog.CVXOPTRobustBatch(t, ps, perts)
 }
 
@@ -89,67 +92,71 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 	}
 	for _, loss := range []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.BCELoss, solvers.LogisticLoss} {
 		for _, robust := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%v/robust=%v", loss, robust), func(t *testing.T) {
-				t.Parallel() // most of the time is the oracle's Python, one process per setting
-				ins := randomInstances(t, loss, robust, count, uint64(loss)*10+map[bool]uint64{false: 1, true: 2}[robust])
-				opts := oracleOptima(t, ins)
-				var gaps []float64
-				for k, in := range ins {
-					opt := opts[k]
-					if opt.Status != "optimal" {
-						t.Logf("%s: oracle status %s, skipped", in.name, opt.Status)
-						continue
-					}
-					tol := 1e-7 * math.Max(1, math.Abs(opt.Objective))
-					cert, err := New(in.p, in.pert)
-					if err != nil {
-						t.Fatal(err)
-					}
-					rng := rand.New(rand.NewPCG(uint64(k), 3))
-					sol := weightsOf(opt.V, opt.W)
-					noisy := solvers.Weights{V: mat.DenseCopyOf(sol.V), W: mat.DenseCopyOf(sol.W)}
-					scale := mat.Norm(sol.V, 2) + mat.Norm(sol.W, 2) + 1e-3
-					noisy.V.Apply(func(_, _ int, v float64) float64 { return v + 1e-3*scale*rng.NormFloat64() }, noisy.V)
-					random := in.p.NewWeights()
-					random.V.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.V)
-					random.W.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.W)
-					// A hint of random numbers: the certifier must project it
-					// into the dual's domain, whatever it holds.
-					n, d, np := in.p.Dims()
-					junk := &Hint{Mu: make([]float64, n), Lambda: make([]float64, n),
-						Slopes: mat.NewDense(n, d, nil), Alpha: mat.NewDense(2*np, n, nil)}
-					for k := range junk.Mu {
-						junk.Mu[k], junk.Lambda[k] = rng.NormFloat64(), math.Abs(rng.NormFloat64())
-					}
-					junk.Slopes.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Slopes)
-					junk.Alpha.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Alpha)
-					for _, pt := range []struct {
-						name string
-						wt   solvers.Weights
-						hint *Hint
-					}{{"zero", in.p.NewWeights(), nil}, {"random", random, nil}, {"noisy", noisy, nil}, {"oracle", sol, nil}, {"oracle with a random hint", sol, junk}} {
-						b, err := cert.Bound(pt.wt, pt.hint)
+			const parts = 4 // the oracle's Python is most of the time: parts of a setting run side by side
+			for part := 0; part < parts; part++ {
+				t.Run(fmt.Sprintf("%v/robust=%v/part=%d", loss, robust, part), func(t *testing.T) {
+					t.Parallel()
+					all := randomInstances(t, loss, robust, count, uint64(loss)*10+map[bool]uint64{false: 1, true: 2}[robust])
+					ins := all[part*len(all)/parts : (part+1)*len(all)/parts]
+					opts := oracleOptima(t, ins)
+					var gaps []float64
+					for k, in := range ins {
+						opt := opts[k]
+						if opt.Status != "optimal" {
+							t.Logf("%s: oracle status %s, skipped", in.name, opt.Status)
+							continue
+						}
+						tol := 1e-7 * math.Max(1, math.Abs(opt.Objective))
+						cert, err := New(in.p, in.pert)
 						if err != nil {
-							t.Fatalf("%s at %s: %v", in.name, pt.name, err)
+							t.Fatal(err)
 						}
-						if b.Lower > opt.Objective+tol || b.Upper < opt.Objective-tol {
-							t.Errorf("%s at %s: bounds [%.12g, %.12g] miss the optimum %.12g", in.name, pt.name, b.Lower, b.Upper, opt.Objective)
+						rng := rand.New(rand.NewPCG(uint64(k), 3))
+						sol := weightsOf(opt.V, opt.W)
+						noisy := solvers.Weights{V: mat.DenseCopyOf(sol.V), W: mat.DenseCopyOf(sol.W)}
+						scale := mat.Norm(sol.V, 2) + mat.Norm(sol.W, 2) + 1e-3
+						noisy.V.Apply(func(_, _ int, v float64) float64 { return v + 1e-3*scale*rng.NormFloat64() }, noisy.V)
+						random := in.p.NewWeights()
+						random.V.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.V)
+						random.W.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, random.W)
+						// A hint of random numbers: the certifier must project it
+						// into the dual's domain, whatever it holds.
+						n, d, np := in.p.Dims()
+						junk := &Hint{Mu: make([]float64, n), Lambda: make([]float64, n),
+							Slopes: mat.NewDense(n, d, nil), Alpha: mat.NewDense(2*np, n, nil)}
+						for k := range junk.Mu {
+							junk.Mu[k], junk.Lambda[k] = rng.NormFloat64(), math.Abs(rng.NormFloat64())
 						}
-						viol, _ := solvers.RobustViolation(in.p, b.Feasible, in.pert)
-						obj, _ := cert.objective(b.Feasible)
-						if viol > 0 || obj > b.Upper {
-							t.Errorf("%s at %s: restored point violates by %g, objective %g > upper %g", in.name, pt.name, viol, obj, b.Upper)
-						}
-						if pt.name == "oracle" {
-							gaps = append(gaps, b.Gap)
+						junk.Slopes.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Slopes)
+						junk.Alpha.Apply(func(_, _ int, v float64) float64 { return rng.NormFloat64() }, junk.Alpha)
+						for _, pt := range []struct {
+							name string
+							wt   solvers.Weights
+							hint *Hint
+						}{{"zero", in.p.NewWeights(), nil}, {"random", random, nil}, {"noisy", noisy, nil}, {"oracle", sol, nil}, {"oracle with a random hint", sol, junk}} {
+							b, err := cert.Bound(pt.wt, pt.hint)
+							if err != nil {
+								t.Fatalf("%s at %s: %v", in.name, pt.name, err)
+							}
+							if b.Lower > opt.Objective+tol || b.Upper < opt.Objective-tol {
+								t.Errorf("%s at %s: bounds [%.12g, %.12g] miss the optimum %.12g", in.name, pt.name, b.Lower, b.Upper, opt.Objective)
+							}
+							viol, _ := solvers.RobustViolation(in.p, b.Feasible, in.pert)
+							obj, _ := cert.objective(b.Feasible)
+							if viol > 0 || obj > b.Upper {
+								t.Errorf("%s at %s: restored point violates by %g, objective %g > upper %g", in.name, pt.name, viol, obj, b.Upper)
+							}
+							if pt.name == "oracle" {
+								gaps = append(gaps, b.Gap)
+							}
 						}
 					}
-				}
-				sort.Float64s(gaps)
-				if len(gaps) > 0 {
-					t.Logf("certified gap at the oracle's solution: median %.2g, 90%% %.2g, max %.2g over %d instances", gaps[len(gaps)/2], gaps[len(gaps)*9/10], gaps[len(gaps)-1], len(gaps))
-				}
-			})
+					sort.Float64s(gaps)
+					if len(gaps) > 0 {
+						t.Logf("certified gap at the oracle's solution: median %.2g, 90%% %.2g, max %.2g over %d instances", gaps[len(gaps)/2], gaps[len(gaps)*9/10], gaps[len(gaps)-1], len(gaps))
+					}
+				})
+			}
 		}
 	}
 }

@@ -125,3 +125,19 @@ func (o Options) fits(need int64, what, instead string) error {
 	}
 	return nil
 }
+
+// Fits reports whether the interior-point method solves p (Solve, or
+// SolveRobust when pert.Eps > 0) within DefaultMemoryLimit: a squared or
+// hinge loss (the cone programs) whose estimate is at most the limit. It
+// is the rule by which the command line's -solver auto and cvx.Optimum
+// choose it.
+func Fits(p *solvers.Program, pert solvers.Perturbation) bool {
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return false
+	}
+	need, _ := MemoryEstimate(p)
+	if pert.Eps > 0 {
+		need, _ = RobustMemoryEstimate(p, pert)
+	}
+	return need <= DefaultMemoryLimit()
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -212,6 +213,10 @@ func runOracle(t *testing.T, mode string, in any, out any) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(Python, "-c", oracleScript, mode)
+	// One BLAS thread: the oracle's programs are small, and OpenBLAS's
+	// threads spin on them (measured: the certify tests' 800 programs took
+	// 35 s instead of 80–90 s).
+	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1")
 	cmd.Stdin = bytes.NewReader(js)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,0 +1,116 @@
+package cvx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/admm"
+	"github.com/convexnn/convexnn/solvers/certify"
+	"github.com/convexnn/convexnn/solvers/ipm"
+)
+
+// Optimum solves the problem's convex program to a certified relative gap
+// (upper − lower)/|upper| ≤ gap (solvers/certify) in one call: the
+// interior-point method when the loss is squared or hinge and its matrices
+// fit in memory (ipm.MemoryEstimate, ipm.RobustMemoryEstimate), otherwise
+// ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
+// its multipliers until the gap is reached, at most maxIter iterations (0
+// means 100000). The Solution's Status is "gap reached" or "gap not
+// reached", and Lower, Upper and Gap hold the last certificate.
+func Optimum(p *Problem, gap float64, maxIter int) (*Solution, error) {
+	return OptimumContext(context.Background(), p, gap, maxIter)
+}
+
+// OptimumContext is Optimum with cancellation through ctx (the best point
+// so far is returned with an error wrapping ctx's).
+func OptimumContext(ctx context.Context, p *Problem, gap float64, maxIter int) (*Solution, error) {
+	if !(gap > 0 && gap < 1) {
+		return nil, fmt.Errorf("cvx: Optimum: certified gap %v, need 0 < gap < 1", gap)
+	}
+	if maxIter < 0 {
+		return nil, fmt.Errorf("cvx: Optimum: maxIter %d < 0", maxIter)
+	}
+	if maxIter == 0 {
+		maxIter = 100000
+	}
+	prog, err := p.Convex()
+	if err != nil {
+		return nil, err
+	}
+	var pert solvers.Perturbation
+	if p.robust() {
+		pert = p.Perturbation()
+	}
+	if ipm.Fits(prog, pert) {
+		o := IPM{Tol: min(1e-8, gap/10)}
+		var s *Solution
+		if p.robust() {
+			s, err = solveRobust(ctx, prog, pert, o)
+		} else {
+			s, err = SolveProgramContext(ctx, prog, o)
+		}
+		if s != nil {
+			s.Status = gapStatus(s.Gap, gap)
+		}
+		return s, err
+	}
+	t0 := time.Now()
+	solver, err := admm.New(prog, pert, admm.ChooseVariant(prog.Loss, p.robust()), admm.Options{MaxIter: maxIter, AbsTol: 1e-12, RelTol: 1e-12}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := certify.New(prog, pert)
+	if err != nil {
+		return nil, err
+	}
+	cert.Refine = 20 // warm-started from one certificate to the next
+	var b certify.Bound
+	var stop error
+	for it := 1; it <= maxIter; it++ {
+		if stop = ctx.Err(); stop != nil {
+			break
+		}
+		solver.Step()
+		if it%25 != 0 && it != maxIter {
+			continue
+		}
+		if b, err = cert.Bound(solver.Weights(), admm.Hint(solver)); err != nil {
+			return nil, err
+		}
+		if b.Gap <= gap {
+			break
+		}
+	}
+	wt := solver.Weights()
+	if b.Upper == 0 && b.Lower == 0 { // cancelled before the first certificate
+		if b, err = cert.Bound(wt, admm.Hint(solver)); err != nil {
+			return nil, err
+		}
+	}
+	s := &Solution{Status: gapStatus(b.Gap, gap), Objective: b.Objective, Violation: b.Violation, Iterations: solver.Iter(),
+		Weights: wt, Program: prog, Perturbation: pert}
+	if s.Clean, err = prog.Objective(wt); err != nil {
+		return nil, err
+	}
+	s.Lower, s.Upper, s.Gap = b.Lower, b.Upper, b.Gap
+	if s.Network, err = prog.Recover(wt); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
+		return nil, err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	if stop != nil {
+		return s, fmt.Errorf("cvx: Optimum stopped after %d ADMM iterations: %w", s.Iterations, stop)
+	}
+	return s, nil
+}
+
+func gapStatus(got, want float64) string {
+	if got <= want {
+		return "gap reached"
+	}
+	return "gap not reached"
+}
