@@ -66,42 +66,19 @@ func OptimumContext(ctx context.Context, p *Problem, gap float64, maxIter int) (
 		return nil, err
 	}
 	cert.Refine = 20 // warm-started from one certificate to the next
-	var b certify.Bound
-	var stop error
-	for it := 1; it <= maxIter; it++ {
-		if stop = ctx.Err(); stop != nil {
-			break
-		}
-		solver.Step()
-		if it%25 != 0 && it != maxIter {
-			continue
-		}
-		if b, err = cert.Bound(solver.Weights(), admm.Hint(solver)); err != nil {
-			return nil, err
-		}
-		if b.Gap <= gap {
-			break
-		}
+	b, _, stop := admm.SolveToGap(ctx, solver, cert, gap, 25, maxIter)
+	if stop != nil && ctx.Err() == nil {
+		return nil, stop
 	}
 	wt := solver.Weights()
-	if b.Upper == 0 && b.Lower == 0 { // cancelled before the first certificate
-		if b, err = cert.Bound(wt, admm.Hint(solver)); err != nil {
-			return nil, err
-		}
-	}
 	s := &Solution{Status: gapStatus(b.Gap, gap), Objective: b.Objective, Violation: b.Violation, Iterations: solver.Iter(),
 		Weights: wt, Program: prog, Perturbation: pert}
 	if s.Clean, err = prog.Objective(wt); err != nil {
 		return nil, err
 	}
-	s.Lower, s.Upper, s.Gap = b.Lower, b.Upper, b.Gap
-	if s.Network, err = prog.Recover(wt); err != nil {
+	if err := s.complete(t0, b); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = prog.NonconvexObjective(s.Network); err != nil {
-		return nil, err
-	}
-	s.Seconds = time.Since(t0).Seconds()
 	if stop != nil {
 		return s, fmt.Errorf("cvx: Optimum stopped after %d ADMM iterations: %w", s.Iterations, stop)
 	}

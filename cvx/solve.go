@@ -97,6 +97,22 @@ func SolveProgramContext(ctx context.Context, prog *solvers.Program, m IPM) (*So
 	return s.finish(ctx, t0, "interior-point method", fmt.Sprintf("objective %.8g", s.Objective), res.Dual)
 }
 
+// complete sets the solution's certificate b, its network
+// (solvers.Program.Recover), its clean non-convex objective l^{u,α} and the
+// time since t0.
+func (s *Solution) complete(t0 time.Time, b certify.Bound) error {
+	s.Lower, s.Upper, s.Gap = b.Lower, b.Upper, b.Gap
+	var err error
+	if s.Network, err = s.Program.Recover(s.Weights); err != nil {
+		return err
+	}
+	if s.Nonconvex, err = s.Program.NonconvexObjective(s.Network); err != nil {
+		return err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	return nil
+}
+
 // finish sets the solution's certificate (from the method's duals dual,
 // nil for none), its network (solvers.Program.Recover), its clean
 // non-convex objective l^{u,α} and the time since t0, and returns the
@@ -111,14 +127,9 @@ func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective s
 	if err != nil {
 		return nil, err
 	}
-	s.Lower, s.Upper, s.Gap = b.Lower, b.Upper, b.Gap
-	if s.Network, err = s.Program.Recover(s.Weights); err != nil {
+	if err := s.complete(t0, b); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = s.Program.NonconvexObjective(s.Network); err != nil {
-		return nil, err
-	}
-	s.Seconds = time.Since(t0).Seconds()
 	if ctx.Err() != nil {
 		return s, fmt.Errorf("cvx: %s stopped after %d iterations: %w", method, s.Iterations, ctx.Err())
 	}

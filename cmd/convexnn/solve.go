@@ -506,7 +506,7 @@ func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error))
 type admmResult struct {
 	weights solvers.Weights
 	ok      bool
-	bound   *certify.Bound // the last certificate, when -gap asked for them
+	bound   *certify.Bound // the final iterate's certificate, when -gap asked for one
 	hint    *certify.Hint  // the solver's duals at weights
 }
 
@@ -548,45 +548,28 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 	if err != nil {
 		return string(v), 0, admmResult{}, err
 	}
-	// With -gap, the certificate (certify) every certifyEvery iterations
-	// decides: the run stops once the certified gap is at most gap.
-	var onStep func(admm.Step) bool
-	var last *certify.Bound
-	var certErr error
 	if gap > 0 {
+		// The certificate decides: the run stops once its gap is at most gap.
 		cert, err := certify.New(p, pert)
 		if err != nil {
 			return string(v), 0, admmResult{}, err
 		}
 		cert.Refine = 20 // warm-started along the run: a few steps per certificate
-		onStep = func(st admm.Step) bool {
-			if st.Iter%certifyEvery != 0 {
-				return true
-			}
-			b, err := cert.Bound(s.Weights(), admm.Hint(s))
-			if err != nil {
-				certErr = err
-				return false
-			}
-			last = &b
-			return b.Gap > gap
+		if maxIter == 0 {
+			maxIter = 1000
 		}
+		b, iters, err := admm.SolveToGap(ctx, s, cert, gap, certifyEvery, maxIter)
+		if err != nil {
+			return string(v), iters, admmResult{}, err
+		}
+		return string(v), iters, admmResult{weights: s.Weights(), ok: b.Gap <= gap, bound: &b, hint: admm.Hint(s)}, nil
 	}
-	hist, err := admm.Solve(ctx, s, maxIter, onStep)
-	if err == nil {
-		err = certErr
-	}
+	hist, err := admm.Solve(ctx, s, maxIter, nil)
 	if err != nil {
 		return string(v), len(hist), admmResult{}, err
 	}
 	ok := len(hist) > 0 && s.Converged(hist[len(hist)-1])
-	if last != nil && last.Gap <= gap {
-		ok = true
-	}
-	if last != nil && (len(hist) == 0 || hist[len(hist)-1].Iter != s.Iter() || s.Iter()%certifyEvery != 0) {
-		last = nil // the run went on after the last certificate
-	}
-	return string(v), len(hist), admmResult{weights: s.Weights(), ok: ok, bound: last, hint: admm.Hint(s)}, nil
+	return string(v), len(hist), admmResult{weights: s.Weights(), ok: ok, hint: admm.Hint(s)}, nil
 }
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),

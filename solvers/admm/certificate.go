@@ -1,6 +1,8 @@
 package admm
 
 import (
+	"context"
+	"fmt"
 	"math"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -86,4 +88,44 @@ func ballNorm(kind solvers.Norm, w []float64) float64 {
 		return floats.Norm(w, 1)
 	}
 	return floats.Norm(w, math.Inf(1))
+}
+
+// SolveToGap runs s until the certificate of its iterate reaches the
+// certified relative gap: cert certifies the iterate (with Hint(s)) every
+// `every` iterations (at least 1). It stops there, when the solver's own
+// stopping test passes (Solver.Converged), after maxIter iterations (at
+// least 1), or when ctx is done, and returns the certificate of the final
+// iterate (certified again if the run went on after the last one), the
+// iterations run, and ctx's error if it stopped the run.
+func SolveToGap(ctx context.Context, s Solver, cert *certify.Certifier, gap float64, every, maxIter int) (certify.Bound, int, error) {
+	if !(gap > 0 && gap < 1) || every < 1 || maxIter < 1 {
+		return certify.Bound{}, 0, fmt.Errorf("admm: SolveToGap: gap %v (need 0 < gap < 1), every %d, maxIter %d (need ≥ 1)", gap, every, maxIter)
+	}
+	var b certify.Bound
+	certified, runErr := -1, error(nil)
+	for it := 1; it <= maxIter; it++ {
+		if runErr = ctx.Err(); runErr != nil {
+			break
+		}
+		st := s.Step()
+		done := s.Converged(st)
+		if it%every != 0 && !done {
+			continue
+		}
+		var err error
+		if b, err = cert.Bound(s.Weights(), Hint(s)); err != nil {
+			return b, it, err
+		}
+		certified = s.Iter()
+		if done || b.Gap <= gap {
+			break
+		}
+	}
+	if certified != s.Iter() {
+		var err error
+		if b, err = cert.Bound(s.Weights(), Hint(s)); err != nil {
+			return b, s.Iter(), err
+		}
+	}
+	return b, s.Iter(), runErr
 }

@@ -40,13 +40,13 @@
 // smooth loss, α* the cone multipliers) s_j ≤ β for every j and L = p*: the
 // bound closes as the point and the multipliers converge.
 //
-// μ and Δ come from a solver's dual (Hint) or, by default, from the point:
-// Δ the worst case (solvers.WorstCase) and μ the gradient of the loss on
-// X + Δ (a subgradient for the hinge loss), clipped to dom ℓ*. The
-// multipliers α and the slopes W are improved by projected-gradient steps on
-// ½ s_j², started from the hint or from the previous call. Every product that enters s_j or
-// −ℓ*(μ) is charged its floating-point error bound γ_n |A||B| (γ_n = n·u/(1 − n·u)),
-// so the bound also holds for the computed numbers.
+// μ, W and α come from a solver's dual (Hint) or, by default, from the
+// point: μ the gradient of the loss on X + Δ at the worst case Δ
+// (solvers.WorstCase; a subgradient for the hinge loss), clipped to dom ℓ*,
+// W = diag(μ)Δ, α from the previous call or zero. α and W are then
+// improved by projected-gradient steps on ½ s_j². Every product that enters
+// s_j or −ℓ*(μ) is charged its floating-point error bound γ_n |A||B|
+// (γ_n = n·u/(1 − n·u)), so the bound also holds for the computed numbers.
 package certify
 
 import (
@@ -84,19 +84,16 @@ type Bound struct {
 
 // Hint is dual information a solver has about its point; every field is
 // optional (nil: derived from the point). Nothing in it can make a bound
-// invalid: μ is clipped to dom ℓ*, the rows of Delta are projected onto the
-// ε-ball and Alpha onto α ≥ 0.
+// invalid: μ is clipped to dom ℓ*, the slopes are projected onto their
+// balls, λ is raised to |μ| and α projected onto α ≥ 0.
 type Hint struct {
-	// Mu is a dual point of the loss (n entries) on the data X + Delta, for
-	// instance ∇ℓ(ŷ) or ρ times the scaled dual of a loss split.
+	// Mu is a dual point of the loss (n entries), for instance ∇ℓ(ŷ) or ρ
+	// times the scaled dual of a loss split.
 	Mu []float64
-	// Delta (n×d, the bias column ignored) is the perturbation of the loss's
-	// lower bound; robust programs only (nil: the worst case at the point,
-	// solvers.WorstCase).
-	Delta *mat.Dense
-	// Slopes (n×d, the bias column ignored) are the perturbation slopes
-	// w_k of the loss's minorant directly (see the package comment), in
-	// place of Delta (w_k = μ_k δ_k); robust programs only.
+	// Slopes (n×d, the bias column ignored; robust programs only) are the
+	// perturbation slopes w_k of the loss's minorant (see the package
+	// comment); nil means w_k = μ_k δ_k with δ_k the worst case at the
+	// point (solvers.WorstCase).
 	Slopes *mat.Dense
 	// Lambda (n entries, the squared loss of a robust program only) is the
 	// size λ_k ≥ |μ_k| of point k's worst-case term: the robust squared term
@@ -197,17 +194,18 @@ func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
 	if b.Objective, err = c.objective(wt); err != nil {
 		return Bound{}, err
 	}
-	if b.Violation, err = solvers.RobustViolation(c.p, wt, solvers.Perturbation{Eps: c.eps, Norm: c.kind}); err != nil {
-		return Bound{}, err
+	feas, restored, violation := c.restore(wt)
+	b.Violation = violation
+	upper := b.Objective
+	if restored > 0 {
+		if upper, err = c.objective(feas); err != nil {
+			return Bound{}, err
+		}
 	}
-	feas, restored := c.restore(wt)
-	upper, err := c.objective(feas)
-	if err != nil {
-		return Bound{}, err
-	}
-	zero := c.p.NewWeights()
-	if u0, err := c.objective(zero); err == nil && u0 < upper {
-		upper, feas = u0, zero
+	// Zero weights are feasible, with the loss at ŷ = 0 (robust or not: the
+	// perturbation moves nothing there).
+	if u0 := c.p.Loss.Value(make([]float64, c.n), c.p.Y); u0 < upper {
+		upper, feas = u0, c.p.NewWeights()
 	}
 	// Rounding of the objective's evaluation: a sum of n terms.
 	upper *= 1 + gamma(c.n+c.d+2*c.np)
@@ -225,9 +223,6 @@ func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
 		alpha, lam, slopes = h.Alpha, h.Lambda, h.Slopes
 		if h.Mu != nil {
 			mu = append(mu[:0], h.Mu...)
-		}
-		if h.Delta != nil {
-			delta = h.Delta
 		}
 	}
 	b.Lower = c.lower(mu, lam, delta, slopes, alpha, upper)
@@ -280,14 +275,6 @@ func (c *Certifier) checkHint(h *Hint) error {
 			return fmt.Errorf("certify: hint slopes are %d×%d, want n×d = %d×%d", r, cc, c.n, c.d)
 		}
 		if err := solvers.CheckFinite("certify: hint slopes", h.Slopes); err != nil {
-			return err
-		}
-	}
-	if h.Delta != nil {
-		if r, cc := h.Delta.Dims(); r != c.n || cc != c.d {
-			return fmt.Errorf("certify: hint Δ is %d×%d, want n×d = %d×%d", r, cc, c.n, c.d)
-		}
-		if err := solvers.CheckFinite("certify: hint Δ", h.Delta); err != nil {
 			return err
 		}
 	}

@@ -9,11 +9,13 @@ import (
 )
 
 // restore returns a copy of wt in which every group satisfies its cone
-// constraints S_i X u ≥ εN(u)1 in floating point, and the number of groups
-// it changed (see the package comment).
-func (c *Certifier) restore(wt solvers.Weights) (solvers.Weights, int) {
+// constraints S_i X u ≥ εN(u)1 in floating point, the number of groups it
+// changed (see the package comment), and the largest violation at wt,
+// max_{j,k} (εN(u_j) − S_i[k] x_kᵀu_j)_+ (solvers.RobustViolation's).
+func (c *Certifier) restore(wt solvers.Weights) (solvers.Weights, int, float64) {
 	out := solvers.Weights{V: mat.DenseCopyOf(wt.V), W: mat.DenseCopyOf(wt.W)}
 	changed := 0
+	var violation float64
 	xu := make([]float64, c.n)
 	for j := 0; j < 2*c.np; j++ {
 		i, m := j%c.np, out.V
@@ -21,16 +23,18 @@ func (c *Certifier) restore(wt solvers.Weights) (solvers.Weights, int) {
 			m = out.W
 		}
 		u := m.RawRowView(i)
-		if c.minMargin(i, u, xu) >= 0 {
+		low := c.minMargin(i, u, xu)
+		if low >= 0 {
 			continue
 		}
+		violation = math.Max(violation, -low)
 		changed++
 		if e := c.direction(i, wt); e != nil && c.shift(i, u, e, xu) {
 			continue
 		}
 		clear(u)
 	}
-	return out, changed
+	return out, changed, violation
 }
 
 // margins sets xu to the margins S_i[k] x_kᵀu − εN(u^f) of group u under
