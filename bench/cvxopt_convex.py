@@ -50,6 +50,11 @@ every run costs seconds per iteration at the benchmark's size:
     within the target, else the reference's iteration count) until one
     passes, then down while k - 1 passes.
 
+Mode "tolerance" (`convexnn bench accuracy`), stdin {"mode": "tolerance",
+"X", "y", "D", "loss", "beta", "tol": t}: one run at abstol = reltol =
+feastol = t; stdout {"status", "iterations", "seconds", "objective",
+"violation", "v", "w"} (solve_to_tolerance).
+
 stdin:  {"X": [[...]], "y": [...], "D": [[0/1, ...]], "loss": "squared"|"hinge",
          "beta": b, "pstar": p*, "target": 1e-4, "viol_scale": s,
          "viol_tol": 1e-6, "runs": N, "max_k": K}
@@ -215,6 +220,31 @@ def progress_costs(log, const):
     return costs
 
 
+def solve_to_tolerance(X, y, D, loss, beta, tol):
+    """Mode "tolerance" (`convexnn bench accuracy`): one ordinary run with
+    CVXOPT's abstol = reltol = feastol = tol, timed from the problem
+    construction to the solution (time.perf_counter()). Returns the status,
+    the iterations, the seconds, the weights and l^{v,w} with the largest
+    constraint violation, recomputed from them; the Go side certifies the
+    point against its own lower bound."""
+    hinge = loss == "hinge"
+    P, d = D.shape[0], X.shape[1]
+    # Warm-up, not timed: the first CVXOPT solve in a process pays for
+    # loading and initializing its BLAS and LAPACK.
+    solve(build(X[:4, :2], y[:4], D[:1, :4], loss, beta), hinge, 5, 1e-3)
+    t0 = time.perf_counter()
+    prob = build(X, y, D, loss, beta)
+    try:
+        sol = solve(prob, hinge, 500, tol)
+    except (ArithmeticError, ValueError) as e:
+        return {"status": "error: %s" % e, "seconds": time.perf_counter() - t0}
+    secs = time.perf_counter() - t0
+    v, w = weights(sol, P, d)
+    obj, viol = evaluate(X, y, D, v, w, hinge, beta)
+    return {"status": sol["status"], "iterations": sol["iterations"], "seconds": secs,
+            "objective": obj, "violation": viol, "v": v.tolist(), "w": w.tolist()}
+
+
 def main():
     inp = json.load(sys.stdin)
     X = np.array(inp["X"], dtype=float)
@@ -224,6 +254,9 @@ def main():
     if loss not in ("squared", "hinge"):
         raise ValueError("unknown loss %r" % loss)
     hinge = loss == "hinge"
+    if inp.get("mode") == "tolerance":
+        json.dump(solve_to_tolerance(X, y, D, loss, beta, float(inp["tol"])), sys.stdout)
+        return
     pstar, target = float(inp["pstar"]), float(inp["target"])
     vscale, vtol = float(inp["viol_scale"]), float(inp["viol_tol"])
     runs, max_k = int(inp["runs"]), int(inp["max_k"])

@@ -12,10 +12,11 @@ import (
 )
 
 // Optimum solves the problem's convex program to a certified relative gap
-// (upper − lower)/|upper| ≤ gap (solvers/certify) in one call: the
-// interior-point method when the loss is squared or hinge and its matrices
-// fit in memory (ipm.MemoryEstimate, ipm.RobustMemoryEstimate), otherwise
-// ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
+// (upper − lower)/|upper| ≤ gap (solvers/certify) in one call, by the method
+// ipm.MethodFor chooses: the interior-point method when the loss is squared
+// or hinge and its matrices fit in memory (ipm.MemoryEstimate,
+// ipm.RobustMemoryEstimate), the proximal Newton method (ipm.Newton) for a
+// standard program with the BCE or logistic loss, otherwise ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
 // its multipliers until the gap is reached, at most maxIter iterations (0
 // means 100000). The Solution's Status is "gap reached" or "gap not
 // reached", and Lower, Upper and Gap hold the last certificate.
@@ -43,7 +44,27 @@ func OptimumContext(ctx context.Context, p *Problem, gap float64, maxIter int) (
 	if p.robust() {
 		pert = p.Perturbation()
 	}
-	if ipm.Fits(prog, pert) {
+	t0 := time.Now()
+	switch ipm.MethodFor(prog, pert) {
+	case ipm.ProximalNewton:
+		nt, err := ipm.NewNewton(prog, gap, ipm.Options{}, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		last, stop := nt.Solve(ctx, 0, nil)
+		if last.Iter == 0 {
+			return nil, stop
+		}
+		s := &Solution{Status: gapStatus(last.Bound.Gap, gap), Objective: last.Objective, Violation: last.Bound.Violation,
+			Iterations: last.Iter, Weights: last.Weights, Program: prog, Perturbation: pert, Clean: last.Objective}
+		if err := s.complete(t0, last.Bound); err != nil {
+			return nil, err
+		}
+		if stop != nil {
+			return s, fmt.Errorf("cvx: Optimum stopped after %d proximal Newton steps: %w", s.Iterations, stop)
+		}
+		return s, nil
+	case ipm.InteriorPoint:
 		o := IPM{Tol: min(1e-8, gap/10)}
 		var s *Solution
 		if p.robust() {
@@ -56,7 +77,6 @@ func OptimumContext(ctx context.Context, p *Problem, gap float64, maxIter int) (
 		}
 		return s, err
 	}
-	t0 := time.Now()
 	solver, err := admm.New(prog, pert, admm.ChooseVariant(prog.Loss, p.robust()), admm.Options{MaxIter: maxIter, AbsTol: 1e-12, RelTol: 1e-12}, nil)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,28 @@ func (l Loss) Grad(dst, yhat, y []float64) {
 	}
 }
 
+// Curvature sets dst = diag ∇²ℓ(ŷ) for a smooth loss (every one is
+// separable, so the Hessian is diagonal): 1 for the squared loss,
+// c_k² σ(c_kŷ_k)(1 − σ(c_kŷ_k))/n for BCE and logistic (see MarginScale).
+// It panics for the hinge loss.
+func (l Loss) Curvature(dst, yhat, y []float64) {
+	switch l {
+	case SquaredLoss:
+		for k := range dst {
+			dst[k] = 1
+		}
+	case BCELoss, LogisticLoss:
+		inv := 1 / float64(len(y))
+		for k := range y {
+			c := l.MarginScale(y[k])
+			s := Logistic(c * yhat[k])
+			dst[k] = c * c * s * (1 - s) * inv
+		}
+	default:
+		panic(fmt.Sprintf("solvers: the %v loss has no curvature", l))
+	}
+}
+
 // Labels describes the labels the loss expects, for error messages.
 func (l Loss) Labels() string {
 	switch l {

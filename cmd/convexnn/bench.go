@@ -5,24 +5,27 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/convexnn/convexnn/paper"
 )
 
-// benchCommand is `convexnn bench <cvxopt|torch|all> [flags]`: side-by-side
+// benchCommand is `convexnn bench <cvxopt|torch|accuracy|all> [flags]`: side-by-side
 // measurements against independent peers run in the same invocation, printed
 // as ratios (paper.BenchCVXOPT, paper.BenchTorch). Not part of `make test`
 // (paper-scale runs, minutes each).
 func benchCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return badInput("bench: name a benchmark: cvxopt, torch or all\n%s", benchUsage)
+		return badInput("bench: name a benchmark: cvxopt, torch, accuracy or all\n%s", benchUsage)
 	}
 	switch args[0] {
 	case "cvxopt":
 		return benchCVXOPT(ctx, args[1:], stdout)
 	case "torch":
 		return benchTorch(ctx, args[1:], stdout)
+	case "accuracy":
+		return benchAccuracy(ctx, args[1:], stdout)
 	case "all":
 		if len(args) > 1 {
 			return badInput("bench all runs both benchmarks with their defaults and takes no flags (got %s): run bench cvxopt and bench torch one by one to set flags\n%s", strings.Join(args[1:], " "), benchUsage)
@@ -32,11 +35,13 @@ func benchCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return benchTorch(ctx, nil, stdout)
 	}
-	return badInput("bench: unknown benchmark %q; known: %s\n%s", args[0], strings.Join([]string{"cvxopt", "torch", "all"}, ", "), benchUsage)
+	return badInput("bench: unknown benchmark %q; known: %s\n%s", args[0], strings.Join([]string{"cvxopt", "torch", "accuracy", "all"}, ", "), benchUsage)
 }
 
 const benchUsage = `usage: convexnn bench cvxopt [-out out/bench] [-runs N]
        convexnn bench torch [-out out/bench] [-size paper|small] [-lrs list] [experiment ...]
+       convexnn bench accuracy [-out out/bench] [-size paper|small] [-targets 1e-4,1e-6] [-seconds 120] [-peer-seconds 600]
+       [-solvers ipm,working-set,admm,cvxopt] [family ...]
        convexnn bench all`
 
 const benchCVXOPTUsage = `usage: convexnn bench cvxopt [-out out/bench] [-runs N] [-size paper|small] [-n 500] [-d 20] [-ps 40]
@@ -175,4 +180,68 @@ func benchTorch(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	opts := paper.TorchOptions{Python: *python, Script: *script, LRs: grid, Epochs: *epochs, Seconds: *seconds, DType: *dtype, Threads: *threads}
 	return paper.BenchTorch(ctx, todo, paper.Size(*size), opts, *out, stdout)
+}
+
+const benchAccuracyUsage = `usage: convexnn bench accuracy [-out out/bench] [-size paper|small] [-targets 1e-4,1e-6] [-seconds 120]
+       [-peer-seconds 600] [-solvers ipm,working-set,admm,cvxopt] [-python /usr/bin/python3] [-script bench/cvxopt_convex.py]
+       [family ...]
+families (default: all but the paper-scale ones): `
+
+// benchAccuracy parses the flags of `convexnn bench accuracy` and runs
+// paper.BenchAccuracy.
+func benchAccuracy(ctx context.Context, args []string, stdout io.Writer) error {
+	names, paperScale := paper.AccuracyFamilies()
+	var listed []string
+	for i, n := range names {
+		if paperScale[i] {
+			n += " (paper scale)"
+		}
+		listed = append(listed, n)
+	}
+	usage := benchAccuracyUsage + strings.Join(listed, ", ")
+	def := paper.DefaultAccuracyConfig()
+	fs := quietFlags("bench accuracy")
+	out := fs.String("out", "out/bench", "output directory: writes <out>/accuracy/result.json")
+	size := fs.String("size", "paper", "paper (the sizes of issue 18's targets) or small (tiny instances of the same families)")
+	targets := fs.String("targets", "1e-4,1e-6", "certified relative gaps to time, loosest first")
+	seconds := fs.Float64("seconds", def.Seconds, "time cap of each of our solvers on each instance, seconds")
+	peer := fs.Float64("peer-seconds", def.PeerSeconds, "time cap of each CVXOPT run, seconds")
+	solverList := fs.String("solvers", strings.Join(paper.AccuracySolvers(), ","), "comma-separated solvers to run")
+	python := fs.String("python", def.Python, "Python interpreter with cvxopt and numpy")
+	script := fs.String("script", "", "the CVXOPT script (default: bench/cvxopt_convex.py of the repository)")
+	if err := fs.Parse(args); err != nil {
+		return badInput("bench accuracy: %v\n%s", err, usage)
+	}
+	for _, n := range fs.Args() {
+		if strings.HasPrefix(n, "-") {
+			return badInput("bench accuracy: flag %s after the family names: put flags first\n%s", n, usage)
+		}
+	}
+	cfg := def
+	cfg.Families, cfg.Seconds, cfg.PeerSeconds, cfg.Python, cfg.Script = fs.Args(), *seconds, *peer, *python, *script
+	var err error
+	if cfg.Size, err = paper.ParseSize(*size); err != nil || cfg.Size == paper.SizeNotebook {
+		return badInput("bench accuracy: -size %q: want paper or small", *size)
+	}
+	cfg.Targets = nil
+	for _, t := range strings.Split(*targets, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+		if err != nil {
+			return badInput("bench accuracy: -targets %q: %v", *targets, err)
+		}
+		cfg.Targets = append(cfg.Targets, v)
+	}
+	cfg.Solvers = nil
+	for _, s := range strings.Split(*solverList, ",") {
+		cfg.Solvers = append(cfg.Solvers, strings.TrimSpace(s))
+	}
+	if err := paper.CheckAccuracyConfig(cfg); err != nil {
+		return badInput("%v\n%s", err, usage)
+	}
+	if *script != "" {
+		if _, err := os.Stat(*script); err != nil {
+			return badInput("bench accuracy: -script: %v", err)
+		}
+	}
+	return paper.BenchAccuracy(ctx, cfg, *out, stdout)
 }

@@ -55,3 +55,28 @@ func TestBenchTorchBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchAccuracyBadInput checks that bad command lines are usage errors
+// naming the problem, found before anything runs.
+func TestBenchAccuracyBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-targets", "0"}, "0 < gap < 1"},
+		{[]string{"-targets", "NaN"}, "0 < gap < 1"},
+		{[]string{"-targets", "1e-4,x"}, "-targets"},
+		{[]string{"-targets", "1e-6,1e-4"}, "loosest first"},
+		{[]string{"-seconds", "-1"}, "time caps"},
+		{[]string{"-size", "notebook"}, "-size"},
+		{[]string{"-solvers", "ipm,gurobi"}, "unknown solver"},
+		{[]string{"nosuchfamily"}, "unknown instance family"},
+		{[]string{"mid-squared", "-seconds", "3"}, "put flags first"},
+		{[]string{"-bogus"}, "bogus"},
+	} {
+		err := benchAccuracy(context.Background(), c.args, &bytes.Buffer{})
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("bench accuracy %v: %v, want a usage error with %q", c.args, err, c.want)
+		}
+	}
+}

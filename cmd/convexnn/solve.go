@@ -307,7 +307,7 @@ func sampled(pats solvers.Patterns, err error, field string) (solvers.Patterns, 
 func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := quietFlags("solve")
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
-	solver := fs.String("solver", "ipm", "ipm, admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
+	solver := fs.String("solver", "ipm", "ipm, newton (proximal Newton: bce, logistic), admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
@@ -317,7 +317,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
 	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -339,9 +339,9 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *solver {
-	case "ipm", "admm", "scp", "auto":
+	case "ipm", "newton", "admm", "scp", "auto":
 	default:
-		return badInput("solve: -solver %q: use ipm, admm, scp or auto", *solver)
+		return badInput("solve: -solver %q: use ipm, newton, admm, scp or auto", *solver)
 	}
 	if *solver == "auto" && (set["inner"] || set["relax"] || set["rho"]) {
 		return badInput("solve: -inner, -relax and -rho choose an ADMM; -solver auto chooses the method itself (use -solver admm)")
@@ -375,6 +375,12 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	robust := pert.Eps > 0
 	if robust && *solver == "scp" {
 		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training, a program of activation patterns: use -solver ipm or -solver admm (not -solver scp)", pert.Eps)
+	}
+	if robust && *solver == "newton" {
+		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training: -solver newton solves standard programs; use -solver ipm (squared, hinge) or admm", pert.Eps)
+	}
+	if *solver == "newton" && !p.Loss.Smooth() {
+		return badInput("solve: -solver newton needs a smooth loss (squared, bce, logistic), not %v: use -solver ipm", p.Loss)
 	}
 	if robust && set["inner"] && *inner != "robust" {
 		return badInput("solve: -inner %s: robust problems (eps > 0) are solved by the robust ADMM (-inner robust, the default)", *inner)
@@ -413,6 +419,24 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		wt, res.Status, res.Iterations, hint = r.Weights, r.Status.String(), r.Iterations, r.Dual
+	case "newton":
+		g := *gap
+		if g == 0 {
+			g = 1e-6
+		}
+		nt, err := ipm.NewNewton(p, g, ipm.Options{Tol: *tol}, nil, nil)
+		if err != nil {
+			return err
+		}
+		last, err := nt.Solve(ctx, *maxIter, nil)
+		if last.Iter == 0 {
+			return err
+		}
+		wt, res.Iterations, converged.bound = last.Weights, last.Iter, &last.Bound
+		res.Status = "optimal"
+		if err != nil {
+			res.Status = err.Error()
+		}
 	case "admm":
 		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *gap, *maxIter); err != nil {
 			return err
@@ -667,12 +691,16 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// chooseSolver is -solver auto's rule: the interior-point method when it
-// fits (ipm.Fits: squared or hinge loss within the memory limit; it reaches
-// 1e-8 in tens of iterations), otherwise ADMM run to the gap.
+// chooseSolver is -solver auto's rule (ipm.MethodFor): the interior-point
+// method when it fits (squared or hinge loss within the memory limit; it
+// reaches 1e-8 in tens of iterations), the proximal Newton method for BCE
+// and logistic, otherwise ADMM run to the gap.
 func chooseSolver(p *solvers.Program, pert solvers.Perturbation) string {
-	if ipm.Fits(p, pert) {
+	switch ipm.MethodFor(p, pert) {
+	case ipm.InteriorPoint:
 		return "ipm"
+	case ipm.ProximalNewton:
+		return "newton"
 	}
 	return "admm"
 }

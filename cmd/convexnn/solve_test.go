@@ -127,7 +127,8 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "0"}, "-gap 0: the certified relative gap must be in (0, 1)"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "NaN"}, "-gap NaN"},
 		{[]string{"-problem", hinge, "-solver", "auto", "-rho", "1"}, "-solver auto chooses the method itself"},
-		{[]string{"-problem", hinge, "-solver", "newton"}, "use ipm, admm, scp or auto"},
+		{[]string{"-problem", hinge, "-solver", "newton"}, "-solver newton needs a smooth loss"},
+		{[]string{"-problem", hinge, "-solver", "bfgs"}, "use ipm, newton, admm, scp or auto"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
@@ -342,6 +343,7 @@ func TestSolveRobustUsage(t *testing.T) {
 		{[]string{"-problem", rob, "-solver", "admm", "-inner", "split"}, "solved by the robust ADMM"},
 		{[]string{"-problem", rob, "-solver", "admm", "-relax", "1.5"}, "robust ADMM over-relaxes with its own fixed α = 1.6"},
 		{[]string{"-problem", scpRob, "-solver", "scp", "-neurons", "5"}, "use -solver ipm or -solver admm"},
+		{[]string{"-problem", rob, "-solver", "newton"}, "-solver newton solves standard programs"},
 		{[]string{"-problem", writeProblem(t, withFields(t, body, map[string]any{"eps": 0.1, "norm": "max"}))}, `field "norm" = "max"`},
 		{[]string{"-problem", sampling(map[string]any{"robust_sampling": map[string]any{"P": 2, "S": 2, "seed": 1}})}, `give the seed as "robust_sampling"."seed"`},
 		{[]string{"-problem", sampling(map[string]any{"seed": nil, "robust_sampling": map[string]any{"P": 2, "S": 2}})}, `needs "seed"`},
@@ -398,7 +400,8 @@ func TestSolveCertifiesTheHingeOptimum(t *testing.T) {
 }
 
 // TestSolveAuto checks -solver auto: the interior-point method for a small
-// squared-loss program, ADMM for BCE, each to its certified gap.
+// squared-loss program, the proximal Newton method for BCE, each to its
+// certified gap (1e-6 by default), and -solver newton with -gap.
 func TestSolveAuto(t *testing.T) {
 	sq := solveJSON(t, "-problem", writeProblem(t, randomProblem(30, 3, "squared", 1)), "-solver", "auto")
 	if sq.Solver != "ipm" || !sq.Auto || sq.Status != "gap reached" || *sq.CertifiedGap > 1e-6 {
@@ -414,9 +417,14 @@ func TestSolveAuto(t *testing.T) {
 		ys[k] = (y.(float64) + 1) / 2
 	}
 	b, _ := json.Marshal(m)
-	bce := solveJSON(t, "-problem", writeProblem(t, string(b)), "-solver", "auto", "-gap", "1e-2", "-max-iter", "20000")
-	if bce.Solver != "admm" || !bce.Auto || bce.CertifiedGap == nil || *bce.LowerBound > bce.Objective {
+	bceProb := writeProblem(t, string(b))
+	bce := solveJSON(t, "-problem", bceProb, "-solver", "auto")
+	if bce.Solver != "newton" || !bce.Auto || bce.Status != "gap reached" || bce.CertifiedGap == nil || *bce.CertifiedGap > 1e-6 || *bce.LowerBound > bce.Objective {
 		t.Fatalf("auto on BCE: solver %s, status %s, bounds %v %v", bce.Solver, bce.Status, bce.LowerBound, bce.CertifiedGap)
 	}
-	t.Logf("auto on BCE: %s after %d iterations, certified gap %.3g", bce.Status, bce.Iterations, *bce.CertifiedGap)
+	t.Logf("auto on BCE: %s after %d Newton steps, certified gap %.3g", bce.Status, bce.Iterations, *bce.CertifiedGap)
+	nt := solveJSON(t, "-problem", bceProb, "-solver", "newton", "-gap", "1e-9")
+	if nt.Status != "gap reached" || *nt.CertifiedGap > 1e-9 || math.Abs(nt.Objective-bce.Objective) > 1e-6*bce.Objective {
+		t.Fatalf("newton to 1e-9: status %s, gap %v, objective %.10g (auto: %.10g)", nt.Status, *nt.CertifiedGap, nt.Objective, bce.Objective)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -269,17 +271,33 @@ type netCone struct {
 	frow     blas64.General // dP×rows: the coupling rows on p, transposed: hinge (√(2C) F_v)ᵀ, squared loss (√2 F_v)ᵀ or R_Fᵀ
 	fq       []float64      // squared loss: the constant frow ((√2 F_v)ᵀ, or R_Fᵀ when n > dP)
 	fqTri    bool           // fq holds R_Fᵀ (lower triangular)
-	gmt      []float64      // d×(n+d): one group's rows [√ω_j·X; T_j], transposed
-	rw       []float64      // d×d: the factor of group w_i
-	pmt      []float64      // 2d×2d: pattern i's rows, transposed
-	pr       []float64      // 2d×2d: their factor
+	work     []factorWork   // per factor worker (GOMAXPROCS, at most P)
 	qr       tpqrWork
+	hw       []float64 // quadratic model: the weights h of ½ŷᵀdiag(h)ŷ (nil: all ones)
 	cw       []float64 // hinge: per sample ω_m/(ω₀ + ω_m)
 	tcoef    []float64 // per group 2w̄₀/(1 + 2‖w̄₁‖²)
 	tden     []float64 // per group 1 + 2‖w̄₁‖²
 }
 
 func newNetCone(p *solvers.Program) *netCone {
+	if p.Loss == solvers.HingeLoss {
+		return newNetConeModel(p, nil, nil, 0)
+	}
+	r := make([]float64, len(p.Y))
+	floats.ScaleTo(r, -1, p.Y)
+	return newNetConeModel(p, nil, r, 0.5*floats.Dot(p.Y, p.Y))
+}
+
+// newNetConeModel returns the cone form of p, whose loss, unless it is the
+// hinge loss, is replaced by the quadratic
+//
+//	½ ŷᵀdiag(h)ŷ + rᵀŷ + offset,   ŷ = Fu
+//
+// (h nil: all ones; the squared loss is h = 1, r = −y, offset ½‖y‖²; a
+// smooth loss's second-order model at ŷ₀ is h = ∇²ℓ(ŷ₀),
+// r = ∇ℓ(ŷ₀) − diag(h)ŷ₀). Q = FᵀHF then enters the factorization as the
+// rows √(2h_k)·(row k of F_v) on p, just as the hinge loss's coupling does.
+func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCone {
 	n, d, np := p.Dims()
 	ng := 2 * np
 	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
@@ -314,9 +332,10 @@ func newNetCone(p *solvers.Program) *netCone {
 	dp := d * np
 	nc.rqq, nc.rqp = make([]float64, dp*d), make([]float64, dp*d)
 	nc.rpp = gen(dp, dp)
-	nc.gmt = make([]float64, d*(n+d))
-	nc.rw = make([]float64, d*d)
-	nc.pmt, nc.pr = make([]float64, 4*d*d), make([]float64, 4*d*d)
+	nc.work = make([]factorWork, max(1, min(runtime.GOMAXPROCS(0), np)))
+	for t := range nc.work {
+		nc.work[t] = factorWork{gmt: make([]float64, d*(n+d)), rw: make([]float64, d*d), pmt: make([]float64, 4*d*d), pr: make([]float64, 4*d*d)}
+	}
 	nc.tcoef = make([]float64, ng)
 	nc.tden = make([]float64, ng)
 
@@ -348,10 +367,20 @@ func newNetCone(p *solvers.Program) *netCone {
 		// as the rows of √2 F_v on p (see factor), or, when there are more of
 		// them than columns, as those of the triangular factor R_F of
 		// √2 F_v = Q_F R_F.
-		nc.fuT(nc.c[:nu], p.Y, -1, 0)
-		nc.offset = 0.5 * floats.Dot(p.Y, p.Y)
+		nc.fuT(nc.c[:nu], r, 1, 0)
+		nc.offset = offset
 		nc.frow = gen(dp, n)
 		floats.ScaleTo(nc.frow.Data, math.Sqrt2, nc.fvt.Data)
+		if h != nil {
+			nc.hw = h
+			sq := make([]float64, n)
+			for k, v := range h {
+				sq[k] = math.Sqrt(v)
+			}
+			for a := 0; a < dp; a++ {
+				floats.Mul(nc.frow.Data[a*n:(a+1)*n], sq)
+			}
+		}
 		if n > dp {
 			f := gen(n, dp)
 			for a := 0; a < dp; a++ {
@@ -441,7 +470,8 @@ func (nc *netCone) fuT(out, r []float64, alpha, beta float64) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
 }
 
-// mulQ: Q = FᵀF on u for the squared loss, 0 otherwise.
+// mulQ: Q = FᵀHF on u for a quadratic loss (H = I for the squared loss), 0
+// for the hinge loss.
 func (nc *netCone) mulQ(out, x []float64) {
 	clear(out)
 	if nc.hinge {
@@ -449,6 +479,9 @@ func (nc *netCone) mulQ(out, x []float64) {
 	}
 	nc.xu(x)
 	nc.fuFromZt()
+	if nc.hw != nil {
+		floats.Mul(nc.fu, nc.hw)
+	}
 	nc.fuT(out, nc.fu, 1, 0)
 }
 
@@ -568,48 +601,19 @@ func (nc *netCone) factor(w *ntScaling) error {
 	dp := d * np
 	rpp := nc.rpp
 	clear(rpp.Data)
-	m := n + d
-	gmt := nc.gmt
-	for j := 0; j < nc.ng; j++ {
-		wd := w.d[j*n : (j+1)*n]
-		for k := 0; k < n; k++ {
-			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
-			for a, v := range xk {
-				gmt[a*m+k] = v / wd[k]
+	// The patterns are independent: each worker factors every len(nc.work)-th
+	// one with its own scratch.
+	var wg sync.WaitGroup
+	for t := range nc.work {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := t; i < np; i += len(nc.work) {
+				nc.factorPattern(i, &nc.work[t])
 			}
-		}
-		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
-		w1 := wb[1:]
-		nw := floats.Norm(w1, 2)
-		den := 1 + 2*nw*nw
-		nc.tcoef[j] = 2 * wb[0] / den
-		nc.tden[j] = den
-		socRowsT(gmt, m, n, w1, nw, den, 1/w.beta[j])
-		if j < np {
-			// R_vi waits in the storage of R_qp,i.
-			householderR(nc.rqp[j*d*d:(j+1)*d*d], d, gmt, m, d)
-			continue
-		}
-		householderR(nc.rw, d, gmt, m, d)
-		// Pattern i = j − P: the 2d rows [R_v R_v; R_w −R_w]/√2 on (q_i, p_i).
-		i := j - np
-		rv := nc.rqp[i*d*d : (i+1)*d*d]
-		d2 := 2 * d
-		pmt := nc.pmt
-		for a := 0; a < d; a++ {
-			for c := 0; c < d; c++ {
-				v, u := rv[a*d+c]/math.Sqrt2, nc.rw[a*d+c]/math.Sqrt2
-				pmt[c*d2+a], pmt[c*d2+d+a] = v, u
-				pmt[(d+c)*d2+a], pmt[(d+c)*d2+d+a] = v, -u
-			}
-		}
-		householderR(nc.pr, d2, pmt, d2, d2)
-		for a := 0; a < d; a++ {
-			copy(nc.rqq[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2:a*d2+d])
-			copy(nc.rqp[(i*d+a)*d:(i*d+a+1)*d], nc.pr[a*d2+d:(a+1)*d2])
-			copy(rpp.Data[(i*d+a)*rpp.Stride+i*d:], nc.pr[(d+a)*d2+d:(d+a+1)*d2])
-		}
+		}()
 	}
+	wg.Wait()
 	fr := nc.frow
 	if nc.hinge {
 		for k := 0; k < n; k++ {
@@ -631,6 +635,61 @@ func (nc *netCone) factor(w *ntScaling) error {
 	}
 	nc.ppTri = blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: dp, Stride: rpp.Stride, Data: rpp.Data}
 	return nil
+}
+
+// factorPattern computes R_qq,i, R_qp,i and the diagonal block R_pp,i of
+// pattern i (see factor) with the scratch fw.
+func (nc *netCone) factorPattern(i int, fw *factorWork) {
+	n, d, np := nc.n, nc.d, nc.np
+	w, rpp := nc.w, nc.rpp
+	m := n + d
+	gmt := fw.gmt
+	rv := nc.rqp[i*d*d : (i+1)*d*d] // R_vi waits in the storage of R_qp,i
+	for _, j := range [2]int{i, np + i} {
+		wd := w.d[j*n : (j+1)*n]
+		for k := 0; k < n; k++ {
+			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
+			for a, v := range xk {
+				gmt[a*m+k] = v / wd[k]
+			}
+		}
+		wb := w.wbar[j*(d+1) : (j+1)*(d+1)]
+		w1 := wb[1:]
+		nw := floats.Norm(w1, 2)
+		den := 1 + 2*nw*nw
+		nc.tcoef[j] = 2 * wb[0] / den
+		nc.tden[j] = den
+		socRowsT(gmt, m, n, w1, nw, den, 1/w.beta[j])
+		if j == i {
+			householderR(rv, d, gmt, m, d)
+		} else {
+			householderR(fw.rw, d, gmt, m, d)
+		}
+	}
+	// The 2d rows [R_v R_v; R_w −R_w]/√2 on (q_i, p_i).
+	d2 := 2 * d
+	pmt := fw.pmt
+	for a := 0; a < d; a++ {
+		for c := 0; c < d; c++ {
+			v, u := rv[a*d+c]/math.Sqrt2, fw.rw[a*d+c]/math.Sqrt2
+			pmt[c*d2+a], pmt[c*d2+d+a] = v, u
+			pmt[(d+c)*d2+a], pmt[(d+c)*d2+d+a] = v, -u
+		}
+	}
+	householderR(fw.pr, d2, pmt, d2, d2)
+	for a := 0; a < d; a++ {
+		copy(nc.rqq[(i*d+a)*d:(i*d+a+1)*d], fw.pr[a*d2:a*d2+d])
+		copy(nc.rqp[(i*d+a)*d:(i*d+a+1)*d], fw.pr[a*d2+d:(a+1)*d2])
+		copy(rpp.Data[(i*d+a)*rpp.Stride+i*d:], fw.pr[(d+a)*d2+d:(d+a+1)*d2])
+	}
+}
+
+// factorWork is one factor worker's scratch.
+type factorWork struct {
+	gmt []float64 // d×(n+d): one group's rows [√ω_j·X; T_j], transposed
+	rw  []float64 // d×d: the factor of group w_i
+	pmt []float64 // 2d×2d: pattern i's rows, transposed
+	pr  []float64 // 2d×2d: their factor
 }
 
 func nonzero(v float64) bool { return v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -128,9 +128,7 @@ func (o Options) fits(need int64, what, instead string) error {
 
 // Fits reports whether the interior-point method solves p (Solve, or
 // SolveRobust when pert.Eps > 0) within DefaultMemoryLimit: a squared or
-// hinge loss (the cone programs) whose estimate is at most the limit. It
-// is the rule by which the command line's -solver auto and cvx.Optimum
-// choose it.
+// hinge loss (the cone programs) whose estimate is at most the limit.
 func Fits(p *solvers.Program, pert solvers.Perturbation) bool {
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
 		return false
@@ -140,4 +138,33 @@ func Fits(p *solvers.Program, pert solvers.Perturbation) bool {
 		need, _ = RobustMemoryEstimate(p, pert)
 	}
 	return need <= DefaultMemoryLimit()
+}
+
+// Method is a method of this package that solves a program to a certified
+// gap.
+type Method int
+
+const (
+	// NoMethod: none fits (a first-order method, ADMM, is left).
+	NoMethod Method = iota
+	// InteriorPoint: Solve or SolveRobust.
+	InteriorPoint
+	// ProximalNewton: Newton.
+	ProximalNewton
+)
+
+// MethodFor is the rule by which the command line's -solver auto and
+// cvx.Optimum choose: the interior-point method when it fits (Fits), the
+// proximal Newton method for a standard program with the BCE or logistic
+// loss whose interior-point solves fit (MemoryEstimate), else NoMethod.
+func MethodFor(p *solvers.Program, pert solvers.Perturbation) Method {
+	switch {
+	case Fits(p, pert):
+		return InteriorPoint
+	case pert.Eps == 0 && p.Loss.Smooth():
+		if need, _ := MemoryEstimate(p); need <= DefaultMemoryLimit() {
+			return ProximalNewton
+		}
+	}
+	return NoMethod
 }

@@ -1,0 +1,125 @@
+package paper
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchAccuracySmall runs `convexnn bench accuracy` end to end at the
+// small size on a standard and a robust program: the interior-point method
+// reaches the certified gap 1e-6 on both, every solver's bounds enclose the
+// best ones, CVXOPT runs on the standard program and its point's certified
+// gap is reported, and result.json holds what the table shows.
+func TestBenchAccuracySmall(t *testing.T) {
+	requireBenchCVXOPT(t)
+	cfg := DefaultAccuracyConfig()
+	cfg.Size, cfg.Seconds, cfg.PeerSeconds = SizeSmall, 2, 60
+	cfg.Families = []string{"small-squared", "small-robust-hinge-2"}
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	if err := BenchAccuracy(context.Background(), cfg, out, &stdout); err != nil {
+		t.Fatalf("bench accuracy: %v\n%s", err, stdout.String())
+	}
+	t.Logf("\n%s", stdout.String())
+	for _, want := range []string{"instance", "s to 1e-06", "cvxopt/this", "final gap", "small-robust-hinge-2"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "accuracy", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Instances []struct {
+			Name    string   `json:"name"`
+			Lower   *float64 `json:"best_lower_bound"`
+			Upper   *float64 `json:"best_upper_bound"`
+			Solvers []struct {
+				Solver  string   `json:"solver"`
+				Lower   *float64 `json:"lower_bound"`
+				Upper   *float64 `json:"upper_bound"`
+				Gap     *float64 `json:"certified_gap"`
+				Targets []struct {
+					Target  float64  `json:"target"`
+					Seconds *float64 `json:"seconds"`
+					Gap     *float64 `json:"certified_gap"`
+				} `json:"targets"`
+			} `json:"solvers"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 2 {
+		t.Fatalf("%d instances, want 2", len(res.Instances))
+	}
+	for _, in := range res.Instances {
+		if in.Lower == nil || in.Upper == nil || *in.Lower > *in.Upper {
+			t.Errorf("%s: best bounds %v, %v", in.Name, in.Lower, in.Upper)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, s := range in.Solvers {
+			seen[s.Solver] = true
+			if s.Upper != nil && *s.Upper < *in.Lower-1e-9*math.Max(1, math.Abs(*in.Lower)) {
+				t.Errorf("%s %s: upper bound %v below the best lower bound %v", in.Name, s.Solver, *s.Upper, *in.Lower)
+			}
+			if s.Lower != nil && *s.Lower > *in.Upper+1e-9*math.Max(1, math.Abs(*in.Upper)) {
+				t.Errorf("%s %s: lower bound %v above the best upper bound %v", in.Name, s.Solver, *s.Lower, *in.Upper)
+			}
+			if s.Solver != AccIPM {
+				continue
+			}
+			if len(s.Targets) != 2 {
+				t.Errorf("%s ipm: %d targets, want 2", in.Name, len(s.Targets))
+				continue
+			}
+			for _, tg := range s.Targets {
+				if tg.Seconds == nil || !(*tg.Seconds > 0) || tg.Gap == nil || *tg.Gap > tg.Target {
+					t.Errorf("%s ipm: target %g not reached (seconds %v, gap %v)", in.Name, tg.Target, tg.Seconds, tg.Gap)
+				}
+			}
+		}
+		want := []string{AccIPM, AccADMM}
+		if in.Name == "small-squared" {
+			want = append(want, AccWorkingSet, AccCVXOPT)
+		}
+		for _, w := range want {
+			if !seen[w] {
+				t.Errorf("%s: no %s row", in.Name, w)
+			}
+		}
+	}
+}
+
+// TestBenchAccuracyBadConfig checks that bad settings are refused, naming
+// the problem, before anything runs.
+func TestBenchAccuracyBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*AccuracyConfig)
+		want string
+	}{
+		{func(c *AccuracyConfig) { c.Targets = []float64{0} }, "need 0 < gap < 1"},
+		{func(c *AccuracyConfig) { c.Targets = []float64{math.NaN()} }, "need 0 < gap < 1"},
+		{func(c *AccuracyConfig) { c.Targets = []float64{1e-6, 1e-4} }, "loosest first"},
+		{func(c *AccuracyConfig) { c.Targets = nil }, "no target"},
+		{func(c *AccuracyConfig) { c.Seconds = 0 }, "time caps"},
+		{func(c *AccuracyConfig) { c.Families = []string{"huge"} }, "unknown instance family"},
+		{func(c *AccuracyConfig) { c.Solvers = []string{"gurobi"} }, "unknown solver"},
+		{func(c *AccuracyConfig) { c.Size = SizeNotebook }, "size"},
+	} {
+		cfg := DefaultAccuracyConfig()
+		c.edit(&cfg)
+		err := BenchAccuracy(context.Background(), cfg, t.TempDir(), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", cfg, err, c.want)
+		}
+	}
+}
