@@ -7,7 +7,7 @@
 //	convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
 //	    prints a JSON summary of a data set: files and checksum status,
 //	    shapes, class counts, and the paper's training/validation splits.
-//	convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
+//	convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
 //	        [-rho R] [-relax A] [-inner closed-form|split|rbcd|robust] [-neurons N -seed S] [-out result.json]
 //	    solves the convex training program (eq. convex_general) given as JSON
 //	    ("loss": squared, hinge, bce or logistic) and writes the solution, the
@@ -21,7 +21,7 @@
 //	    and scp-mnist, fig-admm-complexity, the figure notebooks fig-*, or all)
 //	    through the cvx API, writing out/<experiment>/result.json and a
 //	    standalone report.html.
-//	convexnn bench cvxopt|torch|all [flags]
+//	convexnn bench cvxopt|torch|accuracy|all [flags]
 //	    measures us side by side against cvxopt (our IPM and ADMM, time to a
 //	    1e-4 relative objective) and PyTorch back-propagation (time to our
 //	    ADMM's validation accuracy on Tables 2 and 3), printing the ratios.
@@ -45,14 +45,14 @@ import (
 const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
-  convexnn solve -problem problem.json -solver ipm|admm|scp [-max-iter N] [-tol T]
+  convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
   convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>... (table2-mnist,
         table3-fmnist, table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, scp-mnist,
         fig-admm-complexity, fig-admm-conv, fig-stability, fig-admm-acc, fig-scp, fig-2d-toy, fig-landscapes,
         fig-adv-regression, fig-learning-curves, all)
-  convexnn bench cvxopt|torch|all [flags]
+  convexnn bench cvxopt|torch|accuracy|all [flags]
   convexnn version`
 
 func main() {

@@ -307,6 +307,7 @@ func sampled(pats solvers.Patterns, err error, field string) (solvers.Patterns, 
 func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := quietFlags("solve")
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
+	method := fs.String("method", "fista", "-solver scp: fista (first-order, any size) or ipm (the interior-point method, N×N matrices; reaches 1e-9)")
 	solver := fs.String("solver", "ipm", "ipm, newton (proximal Newton: bce, logistic), admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
@@ -317,7 +318,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
 	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S] [-out result.json]"
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S [-method fista|ipm]] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -353,8 +354,11 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if set["rho"] || set["inner"] {
 			return badInput("solve: -rho and -inner are ADMM options, not for -solver scp")
 		}
-	} else if set["neurons"] || set["seed"] {
-		return badInput("solve: -neurons and -seed are for -solver scp (patterns are sampled with the problem's \"P\" and \"seed\")")
+		if *method != "fista" && *method != "ipm" {
+			return badInput("solve: -method %q: -solver scp's methods are fista and ipm", *method)
+		}
+	} else if set["neurons"] || set["seed"] || set["method"] {
+		return badInput("solve: -neurons, -seed and -method are for -solver scp (patterns are sampled with the problem's \"P\" and \"seed\")")
 	}
 	if (set["inner"] || set["relax"]) && *solver != "admm" {
 		return badInput("solve: -inner and -relax are ADMM options")
@@ -388,7 +392,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	start := time.Now()
 	if *solver == "scp" {
 		return writeResult(stdout, *out, func() (resultJSON, error) {
-			return solveSCP(ctx, p, *neurons, *seed, *maxIter, *tol, *gap, start)
+			return solveSCP(ctx, p, *neurons, *seed, *method, *maxIter, *tol, *gap, start)
 		})
 	}
 	auto := *solver == "auto"
@@ -598,7 +602,7 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 
 // solveSCP solves eq. (SCP2): N neurons uniform on the unit sphere (seeded),
 // the output layer by FISTA with the squared loss (a Lasso) or BCE.
-func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, maxIter int, tol, gap float64, start time.Time) (resultJSON, error) {
+func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64, method string, maxIter int, tol, gap float64, start time.Time) (resultJSON, error) {
 	res := resultJSON{Solver: "scp", BLAS: solvers.BLAS(), Neurons: neurons, Seed: &seed}
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.BCELoss {
 		return res, badInput("solve: -solver scp solves the squared and bce losses (FISTA needs a smooth loss with a computable duality gap), not %v", p.Loss)
@@ -614,6 +618,31 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	h, err := scp.ReLUFeatures(p.X, u)
 	if err != nil {
 		return res, err
+	}
+	if method == "ipm" {
+		o := ipm.Options{MaxIter: maxIter, Tol: tol}
+		if gap > 0 && tol == 0 {
+			o.Tol = gap / 100
+		}
+		r, err := scp.SolveInteriorPoint(ctx, h, p.Y, p.Loss, p.Beta, o)
+		if r == nil {
+			var me *ipm.MemoryError
+			if errors.As(err, &me) {
+				return res, badInput("solve: %v", err)
+			}
+			return res, err
+		}
+		res.Iterations, res.Gap, res.Objective, res.Status = r.Iterations, r.Gap, r.Objective, r.Status
+		if err != nil {
+			res.Status = err.Error()
+		}
+		if gap > 0 {
+			res.Status = "gap reached"
+			if r.Gap > gap*math.Abs(r.Objective) {
+				res.Status = "gap not reached"
+			}
+		}
+		return finishSCP(res, p, u, r.Alpha, start)
 	}
 	if maxIter == 0 {
 		maxIter = 100000
@@ -664,7 +693,12 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	}
 	a := alpha()
 	res.Objective = obj(a)
-	// FISTA's duality gap certifies eq. (SCP2): F(α) − gap ≤ F* ≤ F(α).
+	return finishSCP(res, p, u, a, start)
+}
+
+// finishSCP completes the result of -solver scp: the certificate of the
+// duality gap, F(α) − gap ≤ F* ≤ F(α), the network and its objective.
+func finishSCP(res resultJSON, p *solvers.Program, u *mat.Dense, a []float64, start time.Time) (resultJSON, error) {
 	lower, upper := res.Objective-res.Gap, res.Objective
 	cgap := certify.RelativeGap(lower, upper)
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &lower, &upper, &cgap

@@ -238,6 +238,19 @@ func TestSolveSCP(t *testing.T) {
 		if other.Objective == r.Objective {
 			t.Fatalf("%s: seeds 7 and 8 give the same objective", loss)
 		}
+		// The interior-point method on the same program: certified to
+		// -gap, at FISTA's objective or below.
+		ip := solveJSON(t, "-problem", prob, "-solver", "scp", "-neurons", "50", "-seed", "7", "-method", "ipm", "-gap", "1e-9")
+		if ip.Status != "gap reached" || *ip.CertifiedGap > 1e-9 || ip.Objective > r.Objective+1e-7*math.Max(1, r.Objective) {
+			t.Fatalf("%s, -method ipm: status %q, certified gap %v, objective %.10g (FISTA %.10g)", loss, ip.Status, *ip.CertifiedGap, ip.Objective, r.Objective)
+		}
+	}
+	var out bytes.Buffer
+	if err := solveCommand(context.Background(), []string{"-problem", "x.json", "-solver", "scp", "-neurons", "5", "-method", "newton"}, &out); !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "fista and ipm") {
+		t.Fatalf("-method newton: %v", err)
+	}
+	if err := solveCommand(context.Background(), []string{"-problem", "x.json", "-solver", "admm", "-method", "ipm"}, &out); !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "-method are for -solver scp") {
+		t.Fatalf("-method with admm: %v", err)
 	}
 }
 

@@ -224,6 +224,13 @@ type coneProblem struct {
 	k       Cone
 	offset  float64
 	ops     qpOps
+	// relinearize, when not nil, may replace Q, c and offset (in place,
+	// through ops and the slice c) by a model built at the point x/τ of
+	// the iterate; it reports whether it did. solveCone calls it each
+	// time the relative gap has fallen tenfold since the last call, and
+	// before it would stop as optimal: a model that changes there keeps
+	// the method going.
+	relinearize func(x []float64, tau float64) (bool, error)
 }
 
 // coneSolution is what solveCone returns (see ConeQPResult).
@@ -257,9 +264,23 @@ func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, e
 	alpha := 1.0 // length of the last step
 	stall := 0   // iterations without progress
 	muMark := math.Inf(1)
+	relinMark := math.Inf(1) // the relative gap at the last relinearization
 	for iter := 0; ; iter++ {
 		s.residuals()
 		m := s.measure()
+		if p.relinearize != nil && iter > 0 && (m.relgap <= relinMark/10 || (m.pres <= o.Tol && m.dres <= o.Tol && m.relgap <= o.Tol)) {
+			changed, err := p.relinearize(s.x, s.tau)
+			if err != nil {
+				return nil, err
+			}
+			relinMark = m.relgap
+			if changed {
+				s.nc = math.Max(1, floats.Norm(p.c, 2))
+				s.residuals()
+				m = s.measure()
+				s.best, stall, muMark = nil, 0, math.Inf(1)
+			}
+		}
 		if o.Verbose != nil {
 			fmt.Fprintf(o.Verbose, "ipm %3d: pcost % .10e  dcost % .10e  gap %.2e  pres %.2e  dres %.2e  k/t %.2e  step %.4f\n",
 				iter, m.pcost, m.dcost, m.relgap, m.pres, m.dres, s.kappa/s.tau, alpha)

@@ -243,6 +243,7 @@ func groupWeights(p *solvers.Program, x []float64) solvers.Weights {
 // groups (the hinge margin with ε‖Σ_i d_ik(v_i − w_i)‖₁) add rows to the
 // coupling term FᵀCF.
 type netCone struct {
+	noEqualities
 	p             *solvers.Program
 	n, d, np, ng  int // ng = 2P groups
 	hinge         bool
@@ -363,47 +364,59 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 		nc.frow = gen(dp, n)
 		nc.cw = make([]float64, n)
 	} else {
-		// c_u = −Fᵀy and the offset ½‖y‖²; Q = FᵀF enters the factorization
-		// as the rows of √2 F_v on p (see factor), or, when there are more of
-		// them than columns, as those of the triangular factor R_F of
-		// √2 F_v = Q_F R_F.
-		nc.fuT(nc.c[:nu], r, 1, 0)
-		nc.offset = offset
-		nc.frow = gen(dp, n)
-		floats.ScaleTo(nc.frow.Data, math.Sqrt2, nc.fvt.Data)
-		if h != nil {
-			nc.hw = h
-			sq := make([]float64, n)
-			for k, v := range h {
-				sq[k] = math.Sqrt(v)
-			}
-			for a := 0; a < dp; a++ {
-				floats.Mul(nc.frow.Data[a*n:(a+1)*n], sq)
-			}
-		}
-		if n > dp {
-			f := gen(n, dp)
-			for a := 0; a < dp; a++ {
-				for k := 0; k < n; k++ {
-					f.Data[k*dp+a] = nc.frow.Data[a*n+k]
-				}
-			}
-			tau, work := make([]float64, dp), make([]float64, 1)
-			lapack64.Geqrf(f, tau, work, -1)
-			fw := make([]float64, max(1, int(work[0])))
-			lapack64.Geqrf(f, tau, fw, len(fw))
-			nc.frow = gen(dp, dp) // R_Fᵀ
-			for a := 0; a < dp; a++ {
-				for b := a; b < dp; b++ {
-					nc.frow.Data[b*dp+a] = f.Data[a*dp+b]
-				}
-			}
-			nc.fqTri = true
-		}
-		nc.fq = append([]float64(nil), nc.frow.Data...)
+		nc.setModel(h, r, offset)
 	}
 	nc.qr = newTPQRWork(dp)
 	return nc
+}
+
+// setModel sets the quadratic loss ½ŷᵀdiag(h)ŷ + rᵀŷ + offset of a
+// program that is not hinge (see newNetConeModel; h nil: all ones): c_u =
+// Fᵀr and the constant coupling rows. Q = FᵀHF enters the factorization as
+// the rows √(2h_k)·(row k of F_v) on p (see factor), or, when there are
+// more of them than columns, as those of the triangular factor R_F of
+// that matrix, √(2H)F_v = Q_F R_F.
+func (nc *netCone) setModel(h, r []float64, offset float64) {
+	n, dp := nc.n, nc.d*nc.np
+	gen := func(r, c int) blas64.General {
+		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
+	}
+	nc.fuT(nc.c[:nc.nu], r, 1, 0)
+	nc.offset = offset
+	nc.hw = nil
+	rows := gen(dp, n)
+	floats.ScaleTo(rows.Data, math.Sqrt2, nc.fvt.Data)
+	if h != nil {
+		nc.hw = append([]float64(nil), h...)
+		sq := make([]float64, n)
+		for k, v := range h {
+			sq[k] = math.Sqrt(v)
+		}
+		for a := 0; a < dp; a++ {
+			floats.Mul(rows.Data[a*n:(a+1)*n], sq)
+		}
+	}
+	nc.frow, nc.fqTri = rows, false
+	if n > dp {
+		f := gen(n, dp)
+		for a := 0; a < dp; a++ {
+			for k := 0; k < n; k++ {
+				f.Data[k*dp+a] = rows.Data[a*n+k]
+			}
+		}
+		tau, work := make([]float64, dp), make([]float64, 1)
+		lapack64.Geqrf(f, tau, work, -1)
+		fw := make([]float64, max(1, int(work[0])))
+		lapack64.Geqrf(f, tau, fw, len(fw))
+		nc.frow = gen(dp, dp) // R_Fᵀ
+		for a := 0; a < dp; a++ {
+			for b := a; b < dp; b++ {
+				nc.frow.Data[b*dp+a] = f.Data[a*dp+b]
+			}
+		}
+		nc.fqTri = true
+	}
+	nc.fq = append(nc.fq[:0], nc.frow.Data...)
 }
 
 // dual returns the certificate's hint from the cone multipliers z: the
@@ -547,9 +560,13 @@ func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
 	}
 }
 
-func (nc *netCone) mulA(out, x []float64, alpha, beta float64) {}
+// noEqualities gives the products with A of a cone QP without equality
+// constraints (A has no rows).
+type noEqualities struct{}
 
-func (nc *netCone) mulAT(out, y []float64, alpha, beta float64) {
+func (noEqualities) mulA(out, x []float64, alpha, beta float64) {}
+
+func (noEqualities) mulAT(out, y []float64, alpha, beta float64) {
 	if beta == 0 {
 		clear(out)
 	} else if beta != 1 {
