@@ -1,18 +1,21 @@
 package cvx
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/solvers/ipm"
 )
 
 // TestOptimumReachesTheCertifiedGap checks cvx.Optimum on its three paths:
 // the interior-point method for a squared-loss problem and the proximal
-// Newton method for BCE (both certified to 1e-6), ADMM for robust BCE
-// (certified to 5e-2 within the iteration cap, the bounds enclosing the
-// objective); and its refusals.
+// Newton method for BCE and the interior-point method for robust BCE (all
+// certified to 1e-6), ADMM (the path of programs too large for those) on
+// robust BCE, certified to 5e-2 within the iteration cap, its bounds
+// enclosing the interior point's; and its refusals.
 func TestOptimumReachesTheCertifiedGap(t *testing.T) {
 	x, y, _ := data.Disk2D(40, 4)
 	sq, err := Optimum(Classify(x, y).Beta(0.05).Bias().SamplePatterns(6, 3), 1e-6, 0)
@@ -24,11 +27,22 @@ func TestOptimumReachesTheCertifiedGap(t *testing.T) {
 		t.Fatalf("BCE: %v, status %s after %d Newton steps, certified [%.10g, %.10g] gap %.3g", err, bce.Status, bce.Iterations, bce.Lower, bce.Upper, bce.Gap)
 	}
 	t.Logf("BCE by proximal Newton: certified gap %.3g after %d steps", bce.Gap, bce.Iterations)
-	rob, err := Optimum(Classify(x, y).BCE().Beta(0.01).Bias().SamplePatterns(6, 3).Robust(0.02, LInf), 5e-2, 20000)
-	if err != nil || rob.Status != "gap reached" || rob.Gap > 5e-2 || rob.Lower > rob.Upper || rob.Iterations%25 != 0 {
+	robProb := Classify(x, y).BCE().Beta(0.01).Bias().SamplePatterns(6, 3).Robust(0.02, LInf)
+	rob, err := Optimum(robProb, 1e-6, 0)
+	if err != nil || rob.Status != "gap reached" || rob.Gap > 1e-6 || rob.Lower > rob.Upper {
 		t.Fatalf("robust BCE: %v, status %s after %d iterations, certified [%.10g, %.10g] gap %.3g", err, rob.Status, rob.Iterations, rob.Lower, rob.Upper, rob.Gap)
 	}
-	t.Logf("robust BCE by ADMM: certified gap %.3g after %d iterations", rob.Gap, rob.Iterations)
+	t.Logf("robust BCE by the interior-point method: certified gap %.3g after %d iterations", rob.Gap, rob.Iterations)
+	// ADMM, the path of programs too large for the interior-point method.
+	prog, err := robProb.Convex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admmSol, err := optimum(context.Background(), prog, robProb.Perturbation(), 5e-2, 20000, ipm.NoMethod)
+	if err != nil || admmSol.Status != "gap reached" || admmSol.Gap > 5e-2 || admmSol.Lower > admmSol.Upper || admmSol.Iterations%25 != 0 || admmSol.Lower > rob.Upper || admmSol.Upper < rob.Lower {
+		t.Fatalf("robust BCE by ADMM: %v, status %s after %d iterations, certified [%.10g, %.10g] gap %.3g (interior point [%.10g, %.10g])", err, admmSol.Status, admmSol.Iterations, admmSol.Lower, admmSol.Upper, admmSol.Gap, rob.Lower, rob.Upper)
+	}
+	t.Logf("robust BCE by ADMM: certified gap %.3g after %d iterations", admmSol.Gap, admmSol.Iterations)
 	for _, g := range []float64{0, 1, math.NaN()} {
 		if _, err := Optimum(Classify(x, y).Bias().SamplePatterns(6, 3), g, 0); err == nil || !strings.Contains(err.Error(), "certified gap") {
 			t.Errorf("gap %v: %v", g, err)

@@ -382,7 +382,7 @@ var errAccCertificates = errors.New("certificates disagree")
 // an upper bound from the point made feasible), or where it stalls within
 // cfg.Seconds:
 //
-//   - ipm: ipm.Solve or ipm.SolveRobust (squared and hinge), one run per
+//   - ipm: ipm.Solve (squared and hinge) or ipm.SolveRobust (every loss), one run per
 //     target with Tol = min(1e-8, target/10), certified with its
 //     multipliers; a program over the memory limit is refused and noted;
 //   - working-set: ipm.WorkingSet to the target (squared and hinge);
@@ -539,7 +539,7 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 		f    func(context.Context, *solvers.Program, solvers.Perturbation) (AccSolver, error)
 	}
 	for _, s := range []run{
-		{AccIPM, cone, cfg.accIPM},
+		{AccIPM, cone || pert.Eps > 0, cfg.accIPM},
 		{AccWorkingSet, cone && pert.Eps == 0, cfg.accWorkingSet},
 		{AccNewton, !cone && pert.Eps == 0, cfg.accNewton},
 		{AccADMM, true, cfg.accADMM},

@@ -131,15 +131,21 @@ func SolveConeQP(ctx context.Context, p *ConeQP, o Options) (*ConeQPResult, erro
 		prob.b = []float64{}
 	}
 	sol, err := solveCone(ctx, prob, o)
+	return sol.result(start), err
+}
+
+// result is the ConeQPResult of a solve that started at start (nil for a
+// nil solution).
+func (sol *coneSolution) result(start time.Time) *ConeQPResult {
 	if sol == nil {
-		return nil, err
+		return nil
 	}
 	return &ConeQPResult{
 		Status: sol.status, X: sol.x, Y: sol.y, Z: sol.z, S: sol.s,
 		PrimalObjective: sol.pcost, DualObjective: sol.dcost, Gap: sol.relgap,
 		PrimalResidual: sol.pres, DualResidual: sol.dres,
 		Iterations: sol.iters, Seconds: time.Since(start).Seconds(),
-	}, err
+	}
 }
 
 func (p *ConeQP) validate() error {
@@ -224,12 +230,11 @@ type coneProblem struct {
 	k       Cone
 	offset  float64
 	ops     qpOps
-	// relinearize, when not nil, may replace Q, c and offset (in place,
-	// through ops and the slice c) by a model built at the point x/τ of
-	// the iterate; it reports whether it did. solveCone calls it each
-	// time the relative gap has fallen tenfold since the last call, and
-	// before it would stop as optimal: a model that changes there keeps
-	// the method going.
+	// relinearize, when not nil, may replace Q, c, h and offset (in
+	// place, through ops and the slices) by a model built at the point
+	// x/τ of the iterate; it reports whether it did. solveCone calls it
+	// at every iteration after the first, before its stopping tests: a
+	// model that changes keeps the method going.
 	relinearize func(x []float64, tau float64) (bool, error)
 }
 
@@ -264,16 +269,14 @@ func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, e
 	alpha := 1.0 // length of the last step
 	stall := 0   // iterations without progress
 	muMark := math.Inf(1)
-	relinMark := math.Inf(1) // the relative gap at the last relinearization
 	for iter := 0; ; iter++ {
 		s.residuals()
 		m := s.measure()
-		if p.relinearize != nil && iter > 0 && (m.relgap <= relinMark/10 || (m.pres <= o.Tol && m.dres <= o.Tol && m.relgap <= o.Tol)) {
+		if p.relinearize != nil && iter > 0 {
 			changed, err := p.relinearize(s.x, s.tau)
 			if err != nil {
 				return nil, err
 			}
-			relinMark = m.relgap
 			if changed {
 				s.nc = math.Max(1, floats.Norm(p.c, 2))
 				s.residuals()

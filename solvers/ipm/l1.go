@@ -41,12 +41,13 @@ func L1MemoryEstimate(n, nf int) int64 {
 //	minimize  ½ŷᵀdiag(h)ŷ + rᵀŷ + β1ᵀ(α⁺ + α⁻),  ŷ = H(α⁺ − α⁻),
 //
 // the second-order model of ℓ (the squared loss itself: h = 1, r = −y),
-// rebuilt at the iterate each time the method's gap falls tenfold and
-// before it stops, as in Newton, so that it ends at the program's optimum.
+// rebuilt at the iterate whenever it misses the loss's gradient there
+// (‖Hᵀe‖∞ > Tol·β), as in Newton, so that it ends at the program's optimum.
 // Its KKT systems reduce to one N×N system: with B = Hᵀdiag(h)H and the
 // orthant scalings D₊, D₋ of α^±, (B + (D₊⁻¹ + D₋⁻¹)⁻¹)δ = … for
 // δ = Δα⁺ − Δα⁻, by a Cholesky factorization per iteration (N³/3 flops; B
-// is formed, nN² flops, only when the model changes). The caller certifies
+// is formed, nN² flops, when the model changes, which for the squared loss
+// is never). The caller certifies
 // the result (package scp: the duality gap of its dual-feasible point).
 // A program whose matrices exceed the memory limit is refused first
 // (L1MemoryEstimate).

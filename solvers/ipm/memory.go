@@ -128,15 +128,17 @@ func (o Options) fits(need int64, what, instead string) error {
 
 // Fits reports whether the interior-point method solves p (Solve, or
 // SolveRobust when pert.Eps > 0) within DefaultMemoryLimit: a squared or
-// hinge loss (the cone programs) whose estimate is at most the limit.
+// hinge loss, or any loss of a robust program, whose estimate is at most
+// the limit.
 func Fits(p *solvers.Program, pert solvers.Perturbation) bool {
+	if pert.Eps > 0 {
+		need, _ := RobustMemoryEstimate(p, pert)
+		return need <= DefaultMemoryLimit()
+	}
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
 		return false
 	}
 	need, _ := MemoryEstimate(p)
-	if pert.Eps > 0 {
-		need, _ = RobustMemoryEstimate(p, pert)
-	}
 	return need <= DefaultMemoryLimit()
 }
 
@@ -154,7 +156,8 @@ const (
 )
 
 // MethodFor is the rule by which the command line's -solver auto and
-// cvx.Optimum choose: the interior-point method when it fits (Fits), the
+// cvx.Optimum choose: the interior-point method when it fits (Fits: the
+// squared and hinge losses, and every loss of a robust program), the
 // proximal Newton method for a standard program with the BCE or logistic
 // loss whose interior-point solves fit (MemoryEstimate), else NoMethod.
 func MethodFor(p *solvers.Program, pert solvers.Perturbation) Method {

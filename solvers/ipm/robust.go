@@ -47,8 +47,16 @@ import (
 // Weights has Solve's layout. When the solver reports Optimal its primal
 // objective must agree with that value to max(10⁻⁶, 100·Tol) relative;
 // otherwise SolveRobust returns an error, since the cone program and
-// solvers/robust.go would then disagree about the robust objective. Only the
-// hinge and the squared loss are cone programs; other losses are refused. The
+// solvers/robust.go would then disagree about the robust objective.
+//
+// The BCE and logistic losses, (1/n) Σ_k softplus(c_k ŷ_k) (c_k:
+// solvers.Loss.MarginScale), have the robust terms softplus(a_k),
+// a_k = c_k ŷ_k + ε|c_k| r_k the worst case of c_k(x_k + δ)ᵀg_k, which are
+// not a cone program: the method minimizes the convex quadratic model q_k of
+// (1/n) softplus over v_k ≥ a_k and v_k ≥ m*_k (the model's vertex, so that
+// it is increasing in a_k, like softplus), and rebuilds the model at the
+// iterate's margins as it proceeds (as Newton does for the standard
+// program) until the model's gradient matches the loss's to Tol. The
 // program has 2Pd + 2P + n variables plus the epigraph auxiliaries and about
 // 2Pn + 2n cone rows, and every iteration factors a dense normal matrix, so
 // this is meant for small n and P.
@@ -60,7 +68,7 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	if err := pert.Validate(); err != nil {
 		return nil, err
 	}
-	o, err := o.resolveCone(p.Loss, "ipm: SolveRobust solves the robust squared and hinge losses (cone programs, eq. SOCP3 and eq. hinge_adv_D), not the %v loss")
+	o, err := o.resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +78,12 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	}
 	rb := newRobustCone(p, pert)
 	qp := rb.coneQP()
-	sol, err := SolveConeQP(ctx, qp, o)
+	var sol *ConeQPResult
+	if rb.smooth() {
+		sol, err = rb.solveSmooth(ctx, qp, o)
+	} else {
+		sol, err = SolveConeQP(ctx, qp, o)
+	}
 	if sol == nil {
 		return nil, err
 	}
@@ -89,6 +102,83 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
+}
+
+// smooth reports whether the loss is BCE or logistic, whose robust terms
+// (1/n) softplus(a_k) enter the cone QP through a model (setSmoothModel).
+func (rb *robustCone) smooth() bool {
+	return rb.p.Loss == solvers.BCELoss || rb.p.Loss == solvers.LogisticLoss
+}
+
+// setSmoothModel sets, in qp, the second-order model q_k of
+// (1/n) softplus at a0_k for every sample: Q's diagonal and c on v_k, and
+// the vertex m*_k = a0_k − q_k'(a0_k)/q_k” as the right-hand side of the
+// row v_k ≥ m*_k; it returns the model's constant and leaves its gradient
+// and curvature at a0 in g and h.
+func (rb *robustCone) setSmoothModel(qp *ConeQP, a0, g, h []float64) float64 {
+	off := 2*rb.np*rb.d + 2*rb.np
+	inv := 1 / float64(rb.n)
+	var hmax, offset float64
+	for k, v := range a0 {
+		s := solvers.Logistic(v)
+		g[k], h[k] = s*inv, s*(1-s)*inv
+		hmax = math.Max(hmax, h[k])
+	}
+	for k, v := range a0 {
+		h[k] = math.Max(h[k], 1e-12*hmax)
+		qp.Q.SetSym(off+k, off+k, h[k])
+		qp.C[off+k] = g[k] - h[k]*v
+		// The row v_k − m*_k ≥ 0 is −v_k + s = −m*_k in Gx + s = h.
+		qp.H[rb.lossRow[k]+1] = -(v - g[k]/h[k])
+		offset += solvers.Softplus(v)*inv - g[k]*v + 0.5*h[k]*v*v
+	}
+	return offset
+}
+
+// marginValues sets a_k, the worst-case margins at the point x/τ of the
+// robust cone QP, from the loss rows v_k − a_k.
+func (rb *robustCone) marginValues(a, x []float64, tau float64) {
+	off := 2*rb.np*rb.d + 2*rb.np
+	for k, r := range rb.lossRow {
+		e := rb.lin[r]
+		val := e.c
+		for t, i := range e.idx {
+			val += e.val[t] * x[i] / tau
+		}
+		a[k] = x[off+k]/tau - val
+	}
+}
+
+// solveSmooth solves the robust program of a BCE or logistic loss by the
+// cone QP with the model of setSmoothModel, rebuilt at the iterate's
+// margins as the interior-point method proceeds (as Newton does for the
+// standard program), until the model's gradient matches the loss's,
+// |σ(a_k) − n·q_k'(a_k)| ≤ Tol.
+func (rb *robustCone) solveSmooth(ctx context.Context, qp *ConeQP, o Options) (*ConeQPResult, error) {
+	start := time.Now()
+	n := rb.n
+	a0, a, g, h := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	offset := rb.setSmoothModel(qp, a0, g, h)
+	if err := qp.validate(); err != nil {
+		return nil, err
+	}
+	prob := &coneProblem{c: qp.C, h: qp.H, b: []float64{}, k: qp.K, ops: newDenseQP(qp), offset: offset}
+	prob.relinearize = func(x []float64, tau float64) (bool, error) {
+		rb.marginValues(a, x, tau)
+		var worst float64
+		for k, v := range a {
+			e := solvers.Logistic(v) - float64(n)*(g[k]+h[k]*(v-a0[k]))
+			worst = math.Max(worst, math.Abs(e))
+		}
+		if worst <= o.Tol {
+			return false, nil
+		}
+		copy(a0, a)
+		prob.offset = rb.setSmoothModel(qp, a0, g, h)
+		return true, nil
+	}
+	sol, err := solveCone(ctx, prob, o)
+	return sol.result(start), err
 }
 
 // robustLin is an affine expression Σ val_i x[idx_i] + c.
@@ -204,7 +294,22 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 			rk = rb.dualNormBound(gk[:rb.f])
 		}
 		slack := robustVar(nu + ng + k)
-		if p.Loss == solvers.HingeLoss {
+		switch p.Loss {
+		case solvers.BCELoss, solvers.LogisticLoss:
+			// v_k − a_k ≥ 0 with a_k = c_k ŷ_k + ε|c_k| r_k, the worst case
+			// of c_k(x_k + δ)ᵀg_k, and v_k ≥ m*_k (the vertex of the model
+			// of softplus, set by setSmoothModel): the model, a convex
+			// quadratic q(v_k), is then increasing in a_k, as softplus is;
+			// without the second row it would reward raising a_k towards
+			// its vertex through the free auxiliaries r_k.
+			ck := p.Loss.MarginScale(p.Y[k])
+			rb.lossRow = append(rb.lossRow, len(rb.lin))
+			row := slack.add(-ck, yhat)
+			if robust {
+				row = row.add(-pert.Eps*math.Abs(ck), rk)
+			}
+			rb.lin = append(rb.lin, row, slack)
+		case solvers.HingeLoss:
 			// ξ_k ≥ 0 and ξ_k − 1 + y_k ŷ_k − ε r_k ≥ 0.
 			rb.lin = append(rb.lin, slack)
 			rb.lossRow = append(rb.lossRow, len(rb.lin))
@@ -214,7 +319,7 @@ func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
 				row = row.add(-pert.Eps, rk)
 			}
 			rb.lin = append(rb.lin, row)
-		} else {
+		default:
 			// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0.
 			res := yhat
 			res.c = -p.Y[k]
@@ -249,10 +354,13 @@ func (rb *robustCone) dual(z []float64) *certify.Hint {
 		h.Lambda = make([]float64, rb.n)
 	}
 	for k, r := range rb.lossRow {
-		if rb.p.Loss == solvers.HingeLoss {
+		switch rb.p.Loss {
+		case solvers.HingeLoss:
 			h.Mu[k] = -rb.p.Y[k] * z[r]
-		} else {
+		case solvers.SquaredLoss:
 			h.Mu[k], h.Lambda[k] = z[r]-z[r+1], z[r]+z[r+1]
+		default:
+			h.Mu[k] = rb.p.Loss.MarginScale(rb.p.Y[k]) * z[r]
 		}
 	}
 	if len(rb.epi) == rb.n {
@@ -340,7 +448,9 @@ func (rb *robustCone) coneQP() *ConeQP {
 		c[nu+j] = rb.p.Beta
 	}
 	qp := &ConeQP{C: c, G: g, H: h, K: k}
-	if rb.p.Loss == solvers.HingeLoss {
+	if rb.smooth() {
+		qp.Q = mat.NewSymDense(rb.nx, nil) // the model's (setSmoothModel)
+	} else if rb.p.Loss == solvers.HingeLoss {
 		for kk := 0; kk < rb.n; kk++ {
 			c[nu+ng+kk] = 1 / float64(rb.n)
 		}
