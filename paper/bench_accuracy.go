@@ -194,7 +194,7 @@ func accMid(loss solvers.Loss, beta, eps float64) func(context.Context, Size, da
 		var pats solvers.Patterns
 		if eps > 0 {
 			pert = solvers.Perturbation{Eps: eps, Norm: solvers.LInf}
-			pats, err = solvers.SampleRobustPatterns(tr.X, true, ps, 1, pert, ps, 1, 0)
+			pats, err = solvers.SampleRobustPatterns(tr.X, true, 10*ps, 1, pert, ps, 1, 0)
 		} else {
 			pats, err = solvers.SamplePatterns(tr.X, ps, 1, 0)
 		}
@@ -204,7 +204,7 @@ func accMid(loss solvers.Loss, beta, eps float64) func(context.Context, Size, da
 		_, d := tr.Dims()
 		about := fmt.Sprintf("MNIST 2 vs 8, %d training images resized to %d×%d plus a bias (d = %d), P = %d, β = %g", n, side, side, d, len(pats), beta)
 		if eps > 0 {
-			about += ", " + pert.String() + " on pixels in [0, 1] (patterns by alg. adv_train, S = 1)"
+			about += ", " + pert.String() + " on pixels in [0, 1] (patterns by alg. adv_train, P_a = 10 P, S = 1)"
 		}
 		return &accInstance{about: about, prog: &solvers.Program{X: tr.X, Y: tr.Y, Loss: loss, Beta: beta, D: pats, Bias: true}, pert: pert}, nil
 	}
@@ -389,7 +389,7 @@ var errAccCertificates = errors.New("certificates disagree")
 //   - newton: ipm.Newton, the proximal Newton method (BCE and logistic);
 //   - on the sampled convex program eq. (SCP2) (family scp-…): ipm, the
 //     interior-point method scp.SolveInteriorPoint, one run per target with
-//     Tol = target/100, and fista, FISTA with its duality gap every
+//     Tol = target/1000, and fista, FISTA with its duality gap every
 //     iteration, both certified by that duality gap;
 //   - admm: the default variant (admm.ChooseVariant), residual tolerance
 //     off, certified every 25 iterations (admm.SolveToGap), the targets in
@@ -809,12 +809,12 @@ func (cfg AccuracyConfig) scpInstance(ctx context.Context, name string, in *accI
 		}
 	}
 	if cfg.runs(AccIPM) {
-		row := AccSolver{Solver: AccIPM, Method: "scp.SolveInteriorPoint (ipm.SolveL1), Tol = target/100", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
+		row := AccSolver{Solver: AccIPM, Method: "scp.SolveInteriorPoint (ipm.SolveL1), Tol = target/1000", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
 		t0 := time.Now()
 		for _, target := range cfg.Targets {
 			tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
 			start := time.Now()
-			res, err := scp.SolveInteriorPoint(tc, q.h, q.y, q.loss, q.beta, ipm.Options{Tol: target / 100})
+			res, err := scp.SolveInteriorPoint(tc, q.h, q.y, q.loss, q.beta, ipm.Options{Tol: target / 1000})
 			cancel()
 			var me *ipm.MemoryError
 			if errors.As(err, &me) {

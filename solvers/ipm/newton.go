@@ -54,8 +54,8 @@ type Newton struct {
 	Program *solvers.Program
 	Gap     float64
 	// Options of the interior-point solves; Tol is their tolerance (0:
-	// min(1e-9, Gap/100): the relative gap of the method is absolute for
-	// objectives below 1).
+	// min(1e-9, Gap/100): the method's relative gap is absolute for
+	// objectives below 1, and BCE and logistic objectives are).
 	Options Options
 	State   NewtonState
 }
@@ -214,10 +214,10 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 	nc := newNetConeModel(p, h, r, nt.model(yhat, g, h, r))
 	o := nt.Options
 	cp := nc.problem()
-	// The model follows the iterate: rebuilt at ŷ = F(x/τ) whenever the
-	// interior-point method has gained a factor 10 in its gap, and before
-	// it stops, so that it ends at a point that is optimal for the model
-	// built there, which is the program's optimum.
+	// The model follows the iterate: rebuilt at ŷ = F(x/τ) at every
+	// iteration where it misses the loss's gradient, so that the solve ends
+	// at a point that is optimal for the model built there: the program's
+	// optimum.
 	at := append([]float64(nil), yhat...)
 	gm, hm, rm := slices.Clone(g), slices.Clone(h), slices.Clone(r) // the model's
 	uk, e, fe := make([]float64, nc.nu), make([]float64, n), make([]float64, nc.nu)
@@ -270,7 +270,7 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 	next, f, s := plus, 0.0, 1.0
 	if delta >= 0 {
 		// No decrease predicted: the point is optimal for the model to its
-		// tolerance; keep it and tighten.
+		// tolerance; keep it (an error below unless it is certified).
 		next, f, s = u, f0, 0
 	} else {
 		trial := cloneWeights(u)
