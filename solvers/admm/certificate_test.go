@@ -2,6 +2,7 @@ package admm
 
 import (
 	"fmt"
+	"github.com/convexnn/convexnn/internal/testenv"
 	"math"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestCertificateAlongADMM(t *testing.T) {
 		{testprog.Instance{N: 30, D: 3, P: 6, Loss: solvers.SquaredLoss, Bias: true, Beta: 0.05, Seed: 5}, VariantRobust, solvers.Perturbation{Eps: 0.05, Norm: solvers.L2}},
 	}
 	iters := 2000
-	if testing.Short() {
+	if testing.Short() || testenv.Race { // the full count runs in make test's pass without -race
 		iters = 300
 	}
 	for _, tc := range cases {
