@@ -40,8 +40,11 @@ import (
 // per solve (where the loss saturates, each rebuild moves the model's
 // vertex by about 1 and costs the method its centrality).
 //
-// The step then moves to u_t + s(u⁺ − u_t), the largest s in {1, ½, ¼, …}
-// with the Armijo decrease f(u_t + sΔ) ≤ f(u_t) + s/4·δ,
+// The step then moves to u⁺ when f(u⁺) < f(u_t) (the model was rebuilt
+// along the solve, so a plain decrease is the test; the Armijo test of a
+// model fixed at u_t halved steps that landed at the optimum), else to
+// u_t + s(u⁺ − u_t), the largest s in {½, ¼, …} with the Armijo decrease
+// f(u_t + sΔ) ≤ f(u_t) + s/4·δ,
 // δ = gᵀFΔ + β Σ_j (‖u⁺_j‖ − ‖u_{t,j}‖) < 0 (convexity gives
 // f(u⁺) − f(u_t) ≥ δ, so any decrease has δ < 0); every point is feasible,
 // the constraints being the model's. A step without decrease is an error.
@@ -272,9 +275,15 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 		// No decrease predicted: the point is optimal for the model to its
 		// tolerance; keep it (an error below unless it is certified).
 		next, f, s = u, f0, 0
-	} else {
+	} else if f, err = p.Objective(plus); err != nil {
+		return NewtonStep{}, err
+	} else if f >= f0 {
+		// The solve rebuilt the model along its way, so a plain decrease
+		// accepts u⁺ (at a far start the Armijo test, made for a model
+		// fixed at u_t, would halve a step that lands at the optimum);
+		// otherwise back off from it.
 		trial := cloneWeights(u)
-		for ; s > 1e-10; s /= 2 {
+		for s = 0.5; s > 1e-10; s /= 2 {
 			mixWeights(trial, u, plus, s)
 			if f, err = p.Objective(trial); err != nil {
 				return NewtonStep{}, err
@@ -293,7 +302,7 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 	if err != nil {
 		return NewtonStep{}, err
 	}
-	cert.Refine = 200
+	cert.Refine = 20
 	// The model's multipliers belong to u⁺; at another point they are still
 	// a valid hint (the certifier projects whatever it is given).
 	hint := nc.dual(sol.z)
