@@ -9,18 +9,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // TestBenchAccuracySmall runs `convexnn bench accuracy` end to end at the
-// small size on a standard and a robust program: the interior-point method
-// reaches the certified gap 1e-6 on both, every solver's bounds enclose the
-// best ones, CVXOPT runs on the standard program and its point's certified
-// gap is reported, and result.json holds what the table shows.
+// small size on a standard, a robust, a BCE and an SCP program: the
+// interior-point and proximal Newton methods reach the certified gap 1e-6
+// on each, every solver's bounds enclose the best ones, CVXOPT runs on the
+// standard program and its point's certified gap is reported, and
+// result.json holds what the table shows.
 func TestBenchAccuracySmall(t *testing.T) {
 	requireBenchCVXOPT(t)
 	cfg := DefaultAccuracyConfig()
 	cfg.Size, cfg.Seconds, cfg.PeerSeconds = SizeSmall, 2, 60
-	cfg.Families = []string{"small-squared", "small-robust-hinge-2"}
+	cfg.Families = []string{"small-squared", "small-robust-hinge-2", "small-bce", "scp-fmnist-ds"}
+	cfg.Source = data.Source{Dir: testenv.SharedData(t)} // scp-fmnist-ds reads Fashion-MNIST
 	out := t.TempDir()
 	var stdout bytes.Buffer
 	if err := BenchAccuracy(context.Background(), cfg, out, &stdout); err != nil {
@@ -57,8 +62,8 @@ func TestBenchAccuracySmall(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Instances) != 2 {
-		t.Fatalf("%d instances, want 2", len(res.Instances))
+	if len(res.Instances) != 4 {
+		t.Fatalf("%d instances, want 4", len(res.Instances))
 	}
 	for _, in := range res.Instances {
 		if in.Lower == nil || in.Upper == nil || *in.Lower > *in.Upper {
@@ -74,22 +79,30 @@ func TestBenchAccuracySmall(t *testing.T) {
 			if s.Lower != nil && *s.Lower > *in.Upper+1e-9*math.Max(1, math.Abs(*in.Upper)) {
 				t.Errorf("%s %s: lower bound %v above the best upper bound %v", in.Name, s.Solver, *s.Lower, *in.Upper)
 			}
-			if s.Solver != AccIPM {
+			if s.Solver != AccIPM && s.Solver != AccNewton {
 				continue
 			}
+			// The second-order methods reach both targets on every family.
 			if len(s.Targets) != 2 {
-				t.Errorf("%s ipm: %d targets, want 2", in.Name, len(s.Targets))
+				t.Errorf("%s %s: %d targets, want 2", in.Name, s.Solver, len(s.Targets))
 				continue
 			}
 			for _, tg := range s.Targets {
 				if tg.Seconds == nil || !(*tg.Seconds > 0) || tg.Gap == nil || *tg.Gap > tg.Target {
-					t.Errorf("%s ipm: target %g not reached (seconds %v, gap %v)", in.Name, tg.Target, tg.Seconds, tg.Gap)
+					t.Errorf("%s %s: target %g not reached (seconds %v, gap %v)", in.Name, s.Solver, tg.Target, tg.Seconds, tg.Gap)
 				}
 			}
 		}
-		want := []string{AccIPM, AccADMM}
-		if in.Name == "small-squared" {
-			want = append(want, AccWorkingSet, AccCVXOPT)
+		var want []string
+		switch in.Name {
+		case "small-squared":
+			want = []string{AccIPM, AccADMM, AccWorkingSet, AccCVXOPT}
+		case "small-robust-hinge-2":
+			want = []string{AccIPM, AccADMM}
+		case "small-bce":
+			want = []string{AccNewton, AccADMM}
+		case "scp-fmnist-ds":
+			want = []string{AccIPM, AccFISTA}
 		}
 		for _, w := range want {
 			if !seen[w] {
