@@ -1,7 +1,6 @@
 package paper
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -963,30 +961,17 @@ func (cfg AccuracyConfig) cvxoptRun(ctx context.Context, p *solvers.Program, tol
 		Mode string  `json:"mode"`
 		Tol  float64 `json:"tol"`
 	}{p.Rows(), "tolerance", tol}
-	js, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
 	tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.PeerSeconds*float64(time.Second)))
 	defer cancel()
-	cmd := exec.CommandContext(tc, cfg.Python, cfg.Script)
-	cmd.Stdin = bytes.NewReader(js)
-	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+fmt.Sprint(runtime.GOMAXPROCS(0)))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	raw, err := cmd.Output()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	if tc.Err() != nil {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v: %s", cfg.Python, cfg.Script, err, bytes.TrimSpace(stderr.Bytes()))
-	}
 	var out accCVXOPTOut
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("%s output %q: %v", cfg.Script, cvxbClip(raw), err)
+	err := runPythonJSON(tc, cfg.Python, cfg.Script, []string{"OPENBLAS_NUM_THREADS=" + fmt.Sprint(runtime.GOMAXPROCS(0))}, in, &out)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case tc.Err() != nil:
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
 	return &out, nil
 }

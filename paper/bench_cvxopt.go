@@ -738,23 +738,35 @@ func cvxbRunCVXOPT(ctx context.Context, p *solvers.Program, cfg CVXOPTConfig, j 
 		MaxK      int     `json:"max_k"`
 	}{ProgramRows: p.Rows(), PStar: j.pstar, Target: j.target, ViolScale: j.scale,
 		ViolTol: j.violTol, Runs: cfg.Runs, MaxK: 200}
-	js, err := json.Marshal(in)
-	if err != nil {
+	var res cvxbCVXOPTOut
+	if err := runPythonJSON(ctx, cfg.Python, cfg.Script, nil, in, &res); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, cfg.Python, cfg.Script)
+	return &res, nil
+}
+
+// runPythonJSON runs a peer's script with python (extra environment env),
+// its input in as JSON on stdin, and decodes its JSON output into out.
+func runPythonJSON(ctx context.Context, python, script string, env []string, in, out any) error {
+	js, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, python, script)
 	cmd.Stdin = bytes.NewReader(js)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	raw, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v: %s", cfg.Python, cfg.Script, err, bytes.TrimSpace(stderr.Bytes()))
+		return fmt.Errorf("%s %s: %v: %s", python, script, err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	var res cvxbCVXOPTOut
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("%s output %q: %v", cfg.Script, cvxbClip(out), err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s output %q: %v", script, cvxbClip(raw), err)
 	}
-	return &res, nil
+	return nil
 }
 
 func cvxbClip(b []byte) string {

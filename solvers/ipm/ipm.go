@@ -275,9 +275,15 @@ type netCone struct {
 	work     []factorWork   // per factor worker (GOMAXPROCS, at most P)
 	qr       tpqrWork
 	hw       []float64 // quadratic model: the weights h of ½ŷᵀdiag(h)ŷ (nil: all ones)
-	cw       []float64 // hinge: per sample ω_m/(ω₀ + ω_m)
-	tcoef    []float64 // per group 2w̄₀/(1 + 2‖w̄₁‖²)
-	tden     []float64 // per group 1 + 2‖w̄₁‖²
+	// setModel's buffers: hw's storage, the row weights √(2h), the
+	// weighted rows (fq when n ≤ dP), and for n > dP the rows transposed
+	// for their QR factorization and R_Fᵀ (fq then).
+	hwBuf, roww, modelRows []float64
+	qrRows                 blas64.General
+	rft                    []float64
+	cw                     []float64 // hinge: per sample ω_m/(ω₀ + ω_m)
+	tcoef                  []float64 // per group 2w̄₀/(1 + 2‖w̄₁‖²)
+	tden                   []float64 // per group 1 + 2‖w̄₁‖²
 }
 
 func newNetCone(p *solvers.Program) *netCone {
@@ -378,45 +384,55 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 // that matrix, √(2H)F_v = Q_F R_F.
 func (nc *netCone) setModel(h, r []float64, offset float64) {
 	n, dp := nc.n, nc.d*nc.np
-	gen := func(r, c int) blas64.General {
-		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
-	}
 	nc.fuT(nc.c[:nc.nu], r, 1, 0)
 	nc.offset = offset
+	// The buffers are kept: the model is rebuilt at most every iteration.
+	if len(nc.roww) != n {
+		nc.roww, nc.modelRows = make([]float64, n), make([]float64, dp*n)
+	}
 	nc.hw = nil
-	rows := gen(dp, n)
-	floats.ScaleTo(rows.Data, math.Sqrt2, nc.fvt.Data)
+	for k := range nc.roww {
+		nc.roww[k] = math.Sqrt2
+	}
 	if h != nil {
-		nc.hw = append([]float64(nil), h...)
-		sq := make([]float64, n)
+		nc.hw = append(nc.hwBuf[:0], h...)
+		nc.hwBuf = nc.hw
 		for k, v := range h {
-			sq[k] = math.Sqrt(v)
-		}
-		for a := 0; a < dp; a++ {
-			floats.Mul(rows.Data[a*n:(a+1)*n], sq)
+			nc.roww[k] *= math.Sqrt(v)
 		}
 	}
-	nc.frow, nc.fqTri = rows, false
+	rows := nc.modelRows
+	for a := 0; a < dp; a++ {
+		floats.MulTo(rows[a*n:(a+1)*n], nc.roww, nc.fvt.Data[a*n:(a+1)*n])
+	}
+	nc.fq, nc.fqTri = rows, false
+	cols := n
 	if n > dp {
-		f := gen(n, dp)
+		if len(nc.rft) != dp*dp {
+			nc.qrRows = blas64.General{Rows: n, Cols: dp, Stride: dp, Data: make([]float64, n*dp)}
+			nc.rft = make([]float64, dp*dp)
+		}
+		f := nc.qrRows
 		for a := 0; a < dp; a++ {
 			for k := 0; k < n; k++ {
-				f.Data[k*dp+a] = rows.Data[a*n+k]
+				f.Data[k*dp+a] = rows[a*n+k]
 			}
 		}
 		tau, work := make([]float64, dp), make([]float64, 1)
 		lapack64.Geqrf(f, tau, work, -1)
 		fw := make([]float64, max(1, int(work[0])))
 		lapack64.Geqrf(f, tau, fw, len(fw))
-		nc.frow = gen(dp, dp) // R_Fᵀ
-		for a := 0; a < dp; a++ {
+		for a := 0; a < dp; a++ { // R_Fᵀ, lower triangular (the rest stays zero)
 			for b := a; b < dp; b++ {
-				nc.frow.Data[b*dp+a] = f.Data[a*dp+b]
+				nc.rft[b*dp+a] = f.Data[a*dp+b]
 			}
 		}
-		nc.fqTri = true
+		nc.fq, nc.fqTri, cols = nc.rft, true, dp
 	}
-	nc.fq = append(nc.fq[:0], nc.frow.Data...)
+	// frow is the factorization's scratch copy of fq.
+	if nc.frow.Cols != cols || nc.frow.Rows != dp {
+		nc.frow = blas64.General{Rows: dp, Cols: cols, Stride: cols, Data: make([]float64, dp*cols)}
+	}
 }
 
 // dual returns the certificate's hint from the cone multipliers z: the

@@ -136,12 +136,14 @@ type l1Ops struct {
 	chol   blas64.Triangular
 	c      []float64
 	offset float64
-	w      []float64 // the model's curvature
-	g      []float64 // the model's gradient at its point
-	einv   []float64 // (D₊⁻¹ + D₋⁻¹)⁻¹
-	d1, d2 []float64 // D₊, D₋
-	t, u   []float64 // length N
-	yh     []float64 // length n
+	w      []float64      // the model's curvature
+	g      []float64      // the model's gradient at its point
+	r      []float64      // its linear coefficient g − diag(w)ŷ
+	hs     blas64.General // n×N: the rows of H scaled by √w
+	einv   []float64      // (D₊⁻¹ + D₋⁻¹)⁻¹
+	d1, d2 []float64      // D₊, D₋
+	t, u   []float64      // length N
+	yh     []float64      // length n
 }
 
 func newL1Ops(h *mat.Dense, y []float64, loss solvers.Loss, beta float64) *l1Ops {
@@ -151,13 +153,13 @@ func newL1Ops(h *mat.Dense, y []float64, loss solvers.Loss, beta float64) *l1Ops
 	}
 	v := func(k int) []float64 { return make([]float64, k) }
 	return &l1Ops{h: h.RawMatrix(), y: y, loss: loss, beta: beta, n: n, nf: nf, b: sym(), m: sym(), fac: sym(),
-		c: v(2 * nf), w: v(n), g: v(n), einv: v(nf), d1: v(nf), d2: v(nf), t: v(nf), u: v(nf), yh: v(n)}
+		c: v(2 * nf), w: v(n), g: v(n), r: v(n), einv: v(nf), d1: v(nf), d2: v(nf), t: v(nf), u: v(nf), yh: v(n)}
 }
 
 // setModel builds the model of the loss at ŷ: B, c and the offset.
 func (l *l1Ops) setModel(yhat []float64) {
 	n, nf := l.n, l.nf
-	g, r := l.g, make([]float64, n)
+	g, r := l.g, l.r
 	l.loss.Grad(g, yhat, l.y)
 	l.loss.Curvature(l.w, yhat, l.y)
 	wmax := floats.Max(l.w)
@@ -167,7 +169,10 @@ func (l *l1Ops) setModel(yhat []float64) {
 	}
 	l.offset = l.loss.Value(yhat, l.y) - floats.Dot(g, yhat) + 0.5*weightedSquare(l.w, yhat)
 	// B = Hᵀdiag(w)H by a rank-n update with the rows scaled by √w.
-	hs := blas64.General{Rows: n, Cols: nf, Stride: nf, Data: make([]float64, n*nf)}
+	if l.hs.Data == nil { // kept: the model is rebuilt at most every iteration
+		l.hs = blas64.General{Rows: n, Cols: nf, Stride: nf, Data: make([]float64, n*nf)}
+	}
+	hs := l.hs
 	for k := 0; k < n; k++ {
 		floats.ScaleTo(hs.Data[k*nf:(k+1)*nf], math.Sqrt(l.w[k]), l.h.Data[k*l.h.Stride:k*l.h.Stride+nf])
 	}
