@@ -56,8 +56,8 @@ type Solution struct {
 
 // Solve solves the problem's convex program with the interior-point method:
 // for a robust problem (Robust with ε > 0) the robust program of section
-// "Convex Adversarial Training" by ipm.SolveRobust (hinge and squared
-// losses, dense: small problems only), otherwise eq. (convex_general) (or
+// "Convex Adversarial Training" by ipm.SolveRobust (every loss; a dense
+// dP×dP factorization per iteration), otherwise eq. (convex_general) (or
 // eq. prac_clean with sampled patterns) by ipm.Solve.
 func Solve(p *Problem, m IPM) (*Solution, error) {
 	return SolveContext(context.Background(), p, m)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,7 +31,12 @@ func (res *Result) TableRows() ([]string, [][]string) {
 			head = append(head, "Held out FGSM", "Held out PGD")
 		}
 	}
-	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Certified gap", "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
+	head = append(head, "Peak validation (at)", "Wall time (s), median", "Training loss", "Objective", "Certified gap")
+	opt := slices.ContainsFunc(res.Methods, func(m MethodResult) bool { return m.OptimumObjective != nil })
+	if opt {
+		head = append(head, "Certified optimum (gap)")
+	}
+	head = append(head, "Iterations", "Peak RSS (MB)", "Peak Go heap (MB)")
 	var rows [][]string
 	for _, m := range res.Methods {
 		row := append([]string{m.Name}, (&Accuracies{Accuracy: m.ValidationAccuracy, AccuracySD: m.ValidationAccuracySD,
@@ -42,8 +48,15 @@ func (res *Result) TableRows() ([]string, [][]string) {
 		for q, it := range m.PeakIterations {
 			at[q] = fmt.Sprint(it)
 		}
-		row = append(row, fmt.Sprintf("%.2f %% (%s)", 100*m.PeakValidation, strings.Join(at, ", ")), fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective), gapCell(m.CertifiedGap),
-			fmt.Sprint(m.Iterations), fmt.Sprintf("%.0f", float64(m.PeakRSSBytes)/1e6), fmt.Sprintf("%.0f", float64(m.PeakHeapBytes)/1e6))
+		row = append(row, fmt.Sprintf("%.2f %% (%s)", 100*m.PeakValidation, strings.Join(at, ", ")), fmt.Sprintf("%.4g", m.WallSecondsMedian), fmt.Sprintf("%.4g", m.TrainingLoss), fmt.Sprintf("%.4g", m.Objective), gapCell(m.CertifiedGap))
+		if opt {
+			c := "—"
+			if m.OptimumObjective != nil {
+				c = fmt.Sprintf("%.4g (%.2g)", *m.OptimumObjective, *m.OptimumGap)
+			}
+			row = append(row, c)
+		}
+		row = append(row, fmt.Sprint(m.Iterations), fmt.Sprintf("%.0f", float64(m.PeakRSSBytes)/1e6), fmt.Sprintf("%.0f", float64(m.PeakHeapBytes)/1e6))
 		rows = append(rows, row)
 	}
 	return head, rows

@@ -83,6 +83,16 @@ func TestReproduceSmall(t *testing.T) {
 			if (m.FGSMAccuracy != nil) != (e.Name == "table5-cifar-adv") {
 				t.Errorf("%s: %s: attacked accuracy %v", e.Name, m.Name, m.FGSMAccuracy)
 			}
+			// Table 5's convex rows report their program's certified
+			// optimum (the interior-point methods, to 1e-6).
+			if wantOpt := e.Name == "table5-cifar-adv" && strings.Contains(m.Name, "convex"); wantOpt != (m.OptimumObjective != nil) {
+				t.Errorf("%s: %s: certified optimum %v", e.Name, m.Name, m.OptimumObjective)
+			} else if wantOpt {
+				o := m.Runs[0].Optimum
+				if o == nil || !(*m.OptimumGap <= 1e-6) || !(o.Lower <= o.Objective) || o.Objective != *m.OptimumObjective {
+					t.Errorf("%s: %s: certified optimum %+v, gap %v", e.Name, m.Name, o, *m.OptimumGap)
+				}
+			}
 			// The peak is over the validated iterations, the last one
 			// included: never below the final accuracy.
 			if len(m.PeakIterations) != 1 || m.PeakIterations[0] < 1 || m.PeakIterations[0] > m.Iterations ||

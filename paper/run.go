@@ -180,6 +180,10 @@ type Method struct {
 	// adversarial objective of GD-FGSM and GD-PGD, the convex program's of
 	// the convex methods).
 	Objective func(run *cvx.Run) float64
+	// Optimum asks for the row's convex program solved to a certified
+	// optimum as well (Trial.Optimum; cvx.Optimum to a relative gap of
+	// 1e-6), after the run.
+	Optimum bool
 	// Backprop marks the back-propagation baselines.
 	Backprop bool
 	// ValidateEvery > 1 measures the validation accuracy only every so
@@ -286,11 +290,11 @@ func (s Settings) Methods() []Method {
 			}})
 	}
 	specs = append(specs,
-		Method{Name: "practical convex training (alg. train)", Iters: s.ADMMIter, Objective: objective,
+		Method{Name: "practical convex training (alg. train)", Iters: s.ADMMIter, Objective: objective, Optimum: true,
 			Build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
 				return s.Problem(tr).SamplePatterns(s.Ps, uint64(seed)), cvx.ADMM{}
 			}},
-		Method{Name: "convex adversarial training (alg. adv_train)", Iters: s.RobustADMM, Objective: objective,
+		Method{Name: "convex adversarial training (alg. adv_train)", Iters: s.RobustADMM, Objective: objective, Optimum: true,
 			Build: func(tr *data.Set, seed int) (*cvx.Problem, cvx.Method) {
 				adv := cvx.AdvTrain{Directions: 10 * s.Ps, PerDirection: s.RobustS, Patterns: s.Ps, Seed: uint64(seed)}
 				return s.Problem(tr).Robust(s.Eps, cvx.LInf).RobustPatterns(adv), cvx.ADMM{}
@@ -444,6 +448,14 @@ func RunMethod(ctx context.Context, dir cvx.RunDir, m Method, s Settings, sets *
 	}
 	if t.CertifiedGap != nil {
 		line += fmt.Sprintf(", certified gap %.3g", *t.CertifiedGap)
+	}
+	if m.Optimum {
+		sol, err := cvx.OptimumContext(ctx, prob, 1e-6, 0)
+		if err != nil {
+			return t, fmt.Errorf("the certified optimum of the row's program: %w", err)
+		}
+		t.Optimum = &Optimum{Objective: sol.Objective, Lower: sol.Lower, Gap: sol.Gap, Seconds: sol.Seconds, Iterations: sol.Iterations}
+		line += fmt.Sprintf(", the program's certified optimum %.6g (gap %.2g, %.1f s)", sol.Objective, sol.Gap, sol.Seconds)
 	}
 	line += fmt.Sprintf(", training loss %.6g, objective %.6g, %.2f s (set-up %.2f s), max RSS %.0f MB, Go heap %.0f MB\n",
 		t.TrainingLoss, t.Objective, t.WallSeconds, t.SetupSeconds, float64(t.PeakRSSBytes)/1e6, float64(t.PeakHeapBytes)/1e6)

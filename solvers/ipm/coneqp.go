@@ -236,6 +236,10 @@ type coneProblem struct {
 	// at every iteration after the first, before its stopping tests: a
 	// model that changes keeps the method going.
 	relinearize func(x []float64, tau float64) (bool, error)
+	// relinearizeResidual, when positive, holds relinearize back until the
+	// iterate's primal and dual residuals are at most this (an infeasible
+	// iterate's point is no place to build a model).
+	relinearizeResidual float64
 }
 
 // coneSolution is what solveCone returns (see ConeQPResult).
@@ -272,7 +276,7 @@ func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, e
 	for iter := 0; ; iter++ {
 		s.residuals()
 		m := s.measure()
-		if p.relinearize != nil && iter > 0 {
+		if p.relinearize != nil && iter > 0 && (p.relinearizeResidual <= 0 || math.Max(m.pres, m.dres) <= p.relinearizeResidual) {
 			changed, err := p.relinearize(s.x, s.tau)
 			if err != nil {
 				return nil, err

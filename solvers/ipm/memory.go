@@ -47,39 +47,13 @@ func MemoryEstimate(p *solvers.Program) (int64, string) {
 }
 
 // RobustMemoryEstimate returns the bytes SolveRobust allocates for the
-// robust program of p and pert: its dense cone QP has G (rows × variables),
-// the scaled copy W⁻¹G and two variables × variables normal matrices.
+// robust program of p and pert: the dense dP×dP reduced normal matrix and
+// its factor, the local blocks of the groups and samples, the samples'
+// d×d blocks and their sums over pattern pairs (see robustNet).
 func RobustMemoryEstimate(p *solvers.Program, pert solvers.Perturbation) (int64, string) {
-	rowsN, nx := robustDims(p, pert)
-	rows, x := float64(rowsN), float64(nx)
-	floats := 2*rows*x + 3*x*x + 30*rows
-	return int64(8 * floats), fmt.Sprintf("a dense %d×%d constraint matrix and %d×%d normal matrices", rowsN, nx, nx, nx)
-}
-
-// robustDims returns the number of cone rows and of variables of
-// SolveRobust's program (newRobustCone), from the dimensions alone.
-func robustDims(p *solvers.Program, pert solvers.Perturbation) (rows, nx int) {
+	floats, dp := robustNetFloats(p, pert)
 	n, d, np := p.Dims()
-	f := solvers.PerturbedFeatures(d, p.Bias)
-	ng := 2 * np
-	nx = ng*d + ng + n
-	orth := ng*n + 2*n
-	soc := ng * (d + 1)
-	if pert.Eps > 0 && f > 0 {
-		epi := ng + n // dual-norm epigraphs: one per group and one per sample
-		switch pert.Norm.Canonical() {
-		case solvers.L2:
-			nx += epi
-			soc += epi * (f + 1)
-		case solvers.L1:
-			nx += epi
-			orth += epi * 2 * f
-		default:
-			nx += epi * f
-			orth += epi * 2 * f
-		}
-	}
-	return orth + soc, nx
+	return int64(8 * floats), fmt.Sprintf("a dense dP×dP = %d×%d factor, %d samples' %d×%d blocks and their sums over %d pattern pairs", dp, dp, n, d, d, np*(np+1)/2)
 }
 
 // memoryLimit resolves Options.MaxMemory (DefaultMemoryLimit for 0).

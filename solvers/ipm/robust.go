@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
-	"github.com/convexnn/convexnn/solvers/certify"
 	"gonum.org/v1/gonum/mat"
 )
 
 // SolveRobust solves the robust convex training program of section
-// "Convex Adversarial Training" for the hinge and the squared loss as a
-// dense cone QP with SolveConeQP: the ground truth for small instances.
+// "Convex Adversarial Training", for every loss, by the interior-point
+// method of SolveConeQP with a structured KKT solver (robustNet): the
+// ground truth for the robust programs.
 // Notation as in solvers/robust.go: u_j (j = 1 … 2P) are the groups
 // v_1 … v_P, w_1 … w_P with pattern i(j) and sign σ_j = ±1 in the prediction,
 // S_i = 2D_i − I, f the number of perturbed features (d − 1 with a bias,
@@ -56,10 +56,16 @@ import (
 // (1/n) softplus over v_k ≥ a_k and v_k ≥ m*_k (the model's vertex, so that
 // it is increasing in a_k, like softplus), and rebuilds the model at the
 // iterate's margins as it proceeds (as Newton does for the standard
-// program) until the model's gradient matches the loss's to Tol. The
-// program has 2Pd + 2P + n variables plus the epigraph auxiliaries and about
-// 2Pn + 2n cone rows, and every iteration factors a dense normal matrix, so
-// this is meant for small n and P.
+// program) until the model's gradient matches the loss's to Tol.
+//
+// The program has 2Pd + 2P + n variables plus the epigraph auxiliaries
+// ((2P + n)·f for the ℓ∞ set) and about 2P(n + 2f) + n(2 + 2f) cone rows, but
+// nothing of that size is factored: every auxiliary is eliminated in closed
+// form block by block (per group, per sample; for the ℓ∞ set through the
+// sum of its f auxiliaries), the samples couple the patterns through one
+// product over pattern pairs, and what remains is a dense dP×dP Cholesky
+// factorization per iteration (see robustNet). Memory is about
+// 2(dP)² + n·d² + P²(n + d²)/2 floats (RobustMemoryEstimate).
 func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, o Options) (*Result, error) {
 	start := time.Now()
 	if err := checkProgram(p); err != nil {
@@ -76,20 +82,21 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	if err := o.fits(need, what, "use the robust ADMM (admm.VariantRobust, -solver admm), which needs O(n(d + P) + dP) memory"); err != nil {
 		return nil, err
 	}
-	rb := newRobustCone(p, pert)
-	qp := rb.coneQP()
+	rn := newRobustNet(p, pert)
 	var sol *ConeQPResult
-	if rb.smooth() {
-		sol, err = rb.solveSmooth(ctx, qp, o)
+	if rn.smooth {
+		sol, err = rn.solveSmooth(ctx, o)
 	} else {
-		sol, err = SolveConeQP(ctx, qp, o)
+		var cs *coneSolution
+		cs, err = solveCone(ctx, rn.coneProblem(), o)
+		sol = cs.result(start)
 	}
 	if sol == nil {
 		return nil, err
 	}
 	res := &Result{Status: sol.Status, Gap: sol.Gap, Iterations: sol.Iterations}
-	if len(sol.Z) >= len(rb.lin) {
-		res.Dual = rb.dual(sol.Z)
+	if len(sol.Z) == rn.k.Dim() {
+		res.Dual = rn.dual(sol.Z)
 	}
 	robustObjective := func(w solvers.Weights) (float64, error) { return solvers.RobustObjective(p, w, pert) }
 	err = res.finish(p, "robust program", sol.X, robustObjective, err)
@@ -104,20 +111,13 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	return res, err
 }
 
-// smooth reports whether the loss is BCE or logistic, whose robust terms
-// (1/n) softplus(a_k) enter the cone QP through a model (setSmoothModel).
-func (rb *robustCone) smooth() bool {
-	return rb.p.Loss == solvers.BCELoss || rb.p.Loss == solvers.LogisticLoss
-}
-
-// setSmoothModel sets, in qp, the second-order model q_k of
-// (1/n) softplus at a0_k for every sample: Q's diagonal and c on v_k, and
-// the vertex m*_k = a0_k − q_k'(a0_k)/q_k” as the right-hand side of the
-// row v_k ≥ m*_k; it returns the model's constant and leaves its gradient
-// and curvature at a0 in g and h.
-func (rb *robustCone) setSmoothModel(qp *ConeQP, a0, g, h []float64) float64 {
-	off := 2*rb.np*rb.d + 2*rb.np
-	inv := 1 / float64(rb.n)
+// setSmoothModel sets the second-order model q_k of (1/n) softplus at a0_k
+// for every sample: Q's diagonal and c on v_k, and the vertex
+// m*_k = a0_k − q_k'(a0_k)/q_k” as the right-hand side of the row
+// v_k ≥ m*_k; it returns the model's constant and leaves its gradient and
+// curvature at a0 in g and h.
+func (rn *robustNet) setSmoothModel(a0, g, h []float64) float64 {
+	inv := 1 / float64(rn.n)
 	var hmax, offset float64
 	for k, v := range a0 {
 		s := solvers.Logistic(v)
@@ -126,26 +126,21 @@ func (rb *robustCone) setSmoothModel(qp *ConeQP, a0, g, h []float64) float64 {
 	}
 	for k, v := range a0 {
 		h[k] = math.Max(h[k], 1e-12*hmax)
-		qp.Q.SetSym(off+k, off+k, h[k])
-		qp.C[off+k] = g[k] - h[k]*v
+		rn.qdiag[k] = h[k]
+		rn.c[rn.slack(k)] = g[k] - h[k]*v
 		// The row v_k − m*_k ≥ 0 is −v_k + s = −m*_k in Gx + s = h.
-		qp.H[rb.lossRow[k]+1] = -(v - g[k]/h[k])
+		rn.h[rn.lossRow(k)+1] = -(v - g[k]/h[k])
 		offset += solvers.Softplus(v)*inv - g[k]*v + 0.5*h[k]*v*v
 	}
 	return offset
 }
 
-// marginValues sets a_k, the worst-case margins at the point x/τ of the
-// robust cone QP, from the loss rows v_k − a_k.
-func (rb *robustCone) marginValues(a, x []float64, tau float64) {
-	off := 2*rb.np*rb.d + 2*rb.np
-	for k, r := range rb.lossRow {
-		e := rb.lin[r]
-		val := e.c
-		for t, i := range e.idx {
-			val += e.val[t] * x[i] / tau
-		}
-		a[k] = x[off+k]/tau - val
+// marginValues sets a_k = c_k ŷ_k + ε|c_k| r_k, the worst-case margins at
+// the point x/τ, from the loss rows v_k − a_k.
+func (rn *robustNet) marginValues(a, x []float64, tau float64) {
+	rn.values(x)
+	for k := range a {
+		a[k] = (x[rn.slack(k)] - rn.val[rn.lossRow(k)]) / tau
 	}
 }
 
@@ -153,18 +148,19 @@ func (rb *robustCone) marginValues(a, x []float64, tau float64) {
 // cone QP with the model of setSmoothModel, rebuilt at the iterate's
 // margins as the interior-point method proceeds (as Newton does for the
 // standard program), until the model's gradient matches the loss's,
-// |σ(a_k) − n·q_k'(a_k)| ≤ Tol.
-func (rb *robustCone) solveSmooth(ctx context.Context, qp *ConeQP, o Options) (*ConeQPResult, error) {
+// |σ(a_k) − n·q_k'(a_k)| ≤ Tol. The model waits for an iterate whose
+// residuals are at most 10⁻²: the margins of the first, far from feasible,
+// iterates are meaningless, and a model built there (curvature e^{−|a|})
+// sends the method towards an infeasibility certificate.
+func (rn *robustNet) solveSmooth(ctx context.Context, o Options) (*ConeQPResult, error) {
 	start := time.Now()
-	n := rb.n
+	n := rn.n
 	a0, a, g, h := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	offset := rb.setSmoothModel(qp, a0, g, h)
-	if err := qp.validate(); err != nil {
-		return nil, err
-	}
-	prob := &coneProblem{c: qp.C, h: qp.H, b: []float64{}, k: qp.K, ops: newDenseQP(qp), offset: offset}
+	rn.offset = rn.setSmoothModel(a0, g, h)
+	prob := rn.coneProblem()
+	prob.relinearizeResidual = 1e-2
 	prob.relinearize = func(x []float64, tau float64) (bool, error) {
-		rb.marginValues(a, x, tau)
+		rn.marginValues(a, x, tau)
 		var worst float64
 		for k, v := range a {
 			e := solvers.Logistic(v) - float64(n)*(g[k]+h[k]*(v-a0[k]))
@@ -174,7 +170,7 @@ func (rb *robustCone) solveSmooth(ctx context.Context, qp *ConeQP, o Options) (*
 			return false, nil
 		}
 		copy(a0, a)
-		prob.offset = rb.setSmoothModel(qp, a0, g, h)
+		prob.offset = rn.setSmoothModel(a0, g, h)
 		return true, nil
 	}
 	sol, err := solveCone(ctx, prob, o)
@@ -200,7 +196,10 @@ func (e robustLin) add(a float64, f robustLin) robustLin {
 
 func robustVar(i int) robustLin { return robustLin{idx: []int{i}, val: []float64{1}} }
 
-// robustCone builds the cone QP of SolveRobust. Variables: u_j at
+// robustCone is the robust program with every row written out as an
+// affine expression (robustLin): the dense form used for small QPs such as
+// RestoreRobust's projections, and in the tests the reference for
+// robustNet. Variables: u_j at
 // [j·d, (j+1)·d), t_j at 2Pd + j, ξ_k (hinge) or z_k (squared) at
 // 2Pd + 2P + k, then the epigraph auxiliaries as they are allocated.
 type robustCone struct {
@@ -219,173 +218,6 @@ type robustCone struct {
 	// first orthant row (ℓ_∞ and ℓ₁ sets: pairs ρ − e_l, ρ + e_l), or for
 	// the ℓ₂ set the index of its second-order cone in soc.
 	epi []int
-}
-
-func newRobustCone(p *solvers.Program, pert solvers.Perturbation) *robustCone {
-	n, d, np := p.Dims()
-	kind := pert.Norm.Canonical()
-	rb := &robustCone{p: p, pert: pert, kind: kind, n: n, d: d, np: np, f: solvers.PerturbedFeatures(d, p.Bias)}
-	ng := 2 * np
-	nu := ng * d
-	rb.nx = nu + ng + n
-	robust := pert.Eps > 0 && rb.f > 0
-
-	// Groups: robust pattern constraints and norm epigraphs.
-	for j := 0; j < ng; j++ {
-		i := j % np
-		var rho robustLin
-		if robust {
-			e := make([]robustLin, rb.f)
-			for l := range e {
-				e[l] = robustVar(j*d + l)
-			}
-			rho = rb.dualNormBound(e)
-		}
-		rb.groupRow = append(rb.groupRow, len(rb.lin))
-		for k := 0; k < n; k++ {
-			s := -1.0
-			if p.D[i][k] {
-				s = 1
-			}
-			row := robustLin{}
-			for l, x := range p.X.RawRowView(k)[:d] {
-				if x != 0 {
-					row.idx = append(row.idx, j*d+l)
-					row.val = append(row.val, s*x)
-				}
-			}
-			if robust {
-				row = row.add(-pert.Eps, rho)
-			}
-			rb.lin = append(rb.lin, row)
-		}
-		cone := []robustLin{robustVar(nu + j)}
-		for l := 0; l < d; l++ {
-			cone = append(cone, robustVar(j*d+l))
-		}
-		rb.soc = append(rb.soc, cone)
-	}
-
-	// Samples: the worst-case loss terms.
-	for k := 0; k < n; k++ {
-		xk := p.X.RawRowView(k)[:d]
-		// g_k entry l and ŷ_k − y_k as expressions.
-		gk := make([]robustLin, d)
-		for i := 0; i < np; i++ {
-			if !p.D[i][k] {
-				continue
-			}
-			for l := 0; l < d; l++ {
-				gk[l].idx = append(gk[l].idx, i*d+l, (np+i)*d+l)
-				gk[l].val = append(gk[l].val, 1, -1)
-			}
-		}
-		var yhat robustLin
-		for l := 0; l < d; l++ {
-			yhat = yhat.add(xk[l], gk[l])
-		}
-		var rk robustLin
-		if robust {
-			if rb.kind == solvers.L2 {
-				rb.epi = append(rb.epi, len(rb.soc))
-			} else {
-				rb.epi = append(rb.epi, len(rb.lin))
-			}
-			rk = rb.dualNormBound(gk[:rb.f])
-		}
-		slack := robustVar(nu + ng + k)
-		switch p.Loss {
-		case solvers.BCELoss, solvers.LogisticLoss:
-			// v_k − a_k ≥ 0 with a_k = c_k ŷ_k + ε|c_k| r_k, the worst case
-			// of c_k(x_k + δ)ᵀg_k, and v_k ≥ m*_k (the vertex of the model
-			// of softplus, set by setSmoothModel): the model, a convex
-			// quadratic q(v_k), is then increasing in a_k, as softplus is;
-			// without the second row it would reward raising a_k towards
-			// its vertex through the free auxiliaries r_k.
-			ck := p.Loss.MarginScale(p.Y[k])
-			rb.lossRow = append(rb.lossRow, len(rb.lin))
-			row := slack.add(-ck, yhat)
-			if robust {
-				row = row.add(-pert.Eps*math.Abs(ck), rk)
-			}
-			rb.lin = append(rb.lin, row, slack)
-		case solvers.HingeLoss:
-			// ξ_k ≥ 0 and ξ_k − 1 + y_k ŷ_k − ε r_k ≥ 0.
-			rb.lin = append(rb.lin, slack)
-			rb.lossRow = append(rb.lossRow, len(rb.lin))
-			row := slack.add(p.Y[k], yhat)
-			row.c = -1
-			if robust {
-				row = row.add(-pert.Eps, rk)
-			}
-			rb.lin = append(rb.lin, row)
-		default:
-			// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0.
-			res := yhat
-			res.c = -p.Y[k]
-			rb.lossRow = append(rb.lossRow, len(rb.lin))
-			for _, sg := range []float64{-1, 1} {
-				row := slack.add(sg, res)
-				if robust {
-					row = row.add(-pert.Eps, rk)
-				}
-				rb.lin = append(rb.lin, row)
-			}
-		}
-	}
-	return rb
-}
-
-// dual returns the certificate's hint from the multipliers z of the
-// orthant rows (see certify.Hint): α_j[k] of group j's robust constraint
-// S_i[k] x_kᵀu_j − ε ρ_j ≥ 0, and the loss dual μ_k = ∂ℓ/∂ŷ_k: −y_k z_k of
-// the hinge margin row, a − b from the squared loss's two rows
-// z_k ∓ (ŷ_k − y_k) − ε r_k ≥ 0 (multipliers a, b), with λ_k = a + b (the
-// term's size, Hint.Lambda; a + b = z_k at the optimum). The perturbation is left
-// to the certifier (the worst case at the point).
-func (rb *robustCone) dual(z []float64) *certify.Hint {
-	ng := 2 * rb.np
-	a := mat.NewDense(ng, rb.n, nil)
-	for j := 0; j < ng; j++ {
-		copy(a.RawRowView(j), z[rb.groupRow[j]:rb.groupRow[j]+rb.n])
-	}
-	h := &certify.Hint{Mu: make([]float64, rb.n), Alpha: a}
-	if rb.p.Loss == solvers.SquaredLoss {
-		h.Lambda = make([]float64, rb.n)
-	}
-	for k, r := range rb.lossRow {
-		switch rb.p.Loss {
-		case solvers.HingeLoss:
-			h.Mu[k] = -rb.p.Y[k] * z[r]
-		case solvers.SquaredLoss:
-			h.Mu[k], h.Lambda[k] = z[r]-z[r+1], z[r]+z[r+1]
-		default:
-			h.Mu[k] = rb.p.Loss.MarginScale(rb.p.Y[k]) * z[r]
-		}
-	}
-	if len(rb.epi) == rb.n {
-		// The slope of the Lagrangian in g_k^f through the epigraph rows:
-		// p_l − q_l from the multipliers of ρ − e_l ≥ 0 and ρ + e_l ≥ 0, or
-		// −z₁ from the cone (ρ, e) ∈ Q.
-		h.Slopes = mat.NewDense(rb.n, rb.d, nil)
-		socStart := len(rb.lin)
-		var offs []int
-		for _, c := range rb.soc {
-			offs = append(offs, socStart)
-			socStart += len(c)
-		}
-		for k, at := range rb.epi {
-			row := h.Slopes.RawRowView(k)
-			for l := 0; l < rb.f; l++ {
-				if rb.kind == solvers.L2 {
-					row[l] = -z[offs[at]+1+l]
-				} else {
-					row[l] = z[at+2*l] - z[at+2*l+1]
-				}
-			}
-		}
-	}
-	return h
 }
 
 // dualNormBound adds the epigraph of ‖e‖_* (e affine, length f) and returns
@@ -436,30 +268,4 @@ func (rb *robustCone) assemble() (*mat.Dense, []float64, Cone) {
 		h[r] = e.c
 	}
 	return g, h, k
-}
-
-// coneQP assembles the robust program (see assemble).
-func (rb *robustCone) coneQP() *ConeQP {
-	g, h, k := rb.assemble()
-	ng := 2 * rb.np
-	nu := ng * rb.d
-	c := make([]float64, rb.nx)
-	for j := 0; j < ng; j++ {
-		c[nu+j] = rb.p.Beta
-	}
-	qp := &ConeQP{C: c, G: g, H: h, K: k}
-	if rb.smooth() {
-		qp.Q = mat.NewSymDense(rb.nx, nil) // the model's (setSmoothModel)
-	} else if rb.p.Loss == solvers.HingeLoss {
-		for kk := 0; kk < rb.n; kk++ {
-			c[nu+ng+kk] = 1 / float64(rb.n)
-		}
-	} else {
-		q := mat.NewSymDense(rb.nx, nil)
-		for kk := 0; kk < rb.n; kk++ {
-			q.SetSym(nu+ng+kk, nu+ng+kk, 1)
-		}
-		qp.Q = q
-	}
-	return qp
 }
