@@ -58,7 +58,8 @@ func (s Status) String() string {
 
 // Options configure the interior-point method.
 type Options struct {
-	// MaxIter is the iteration limit; 0 means 100.
+	// MaxIter is the iteration limit; 0 means 100 (SolveRobust: 400, its
+	// programs take 50–150 iterations at the sizes of Table 5).
 	MaxIter int
 	// Tol bounds the relative duality gap and the relative primal and dual
 	// residuals at termination; 0 means 1e-8.

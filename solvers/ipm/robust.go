@@ -74,6 +74,9 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 	if err := pert.Validate(); err != nil {
 		return nil, err
 	}
+	if o.MaxIter == 0 {
+		o.MaxIter = 400
+	}
 	o, err := o.resolve()
 	if err != nil {
 		return nil, err
