@@ -3,6 +3,7 @@ package cvx
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -71,21 +72,19 @@ func optimum(ctx context.Context, prog *solvers.Program, pert solvers.Perturbati
 		}
 		return s, nil
 	case ipm.InteriorPoint:
-		// The certificate built from the method's duals can be looser than
-		// the method's own gap: the tolerance tightens a hundredfold until
-		// the certified gap is within the target, down to 1e-12.
-		var s *Solution
-		var err error
-		for tol := min(1e-8, gap/10); ; tol /= 100 {
+		s, _, err := ipm.ToGap(ctx, gap, func(tol float64) (*Solution, float64, bool, error) {
+			var s *Solution
+			var err error
 			if robust {
 				s, err = solveRobust(ctx, prog, pert, IPM{Tol: tol})
 			} else {
 				s, err = SolveProgramContext(ctx, prog, IPM{Tol: tol})
 			}
-			if s == nil || s.Gap <= gap || ctx.Err() != nil || tol < 1e-11 {
-				break
+			if s == nil {
+				return nil, math.NaN(), false, err
 			}
-		}
+			return s, s.Gap, true, err
+		})
 		if s != nil {
 			s.Seconds = time.Since(t0).Seconds()
 			s.Status = gapStatus(s.Gap, gap)

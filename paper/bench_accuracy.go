@@ -617,15 +617,36 @@ func (cfg AccuracyConfig) accIPM(ctx context.Context, p *solvers.Program, pert s
 	for _, target := range cfg.Targets {
 		tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
 		start := time.Now()
-		o := ipm.Options{Tol: min(1e-8, target/10)}
-		var res *ipm.Result
-		var err error
-		if pert.Eps > 0 {
-			res, err = ipm.SolveRobust(tc, p, pert, o)
-		} else {
-			res, err = ipm.Solve(tc, p, o)
-		}
+		// The tolerance tightens while the certificate misses the target
+		// (ipm.ToGap), as cvx.Optimum does.
+		var b certify.Bound
+		var cerr error
+		res, _, err := ipm.ToGap(tc, target, func(tol float64) (*ipm.Result, float64, bool, error) {
+			o := ipm.Options{Tol: tol}
+			var res *ipm.Result
+			var err error
+			if pert.Eps > 0 {
+				res, err = ipm.SolveRobust(tc, p, pert, o)
+			} else {
+				res, err = ipm.Solve(tc, p, o)
+			}
+			if res == nil {
+				return nil, math.NaN(), false, err
+			}
+			cert, e := accCertifier(p, pert)
+			if e == nil {
+				b, e = cert.Bound(res.Weights, res.Dual)
+			}
+			if e != nil {
+				cerr = e
+				return res, math.NaN(), false, err
+			}
+			return res, b.Gap, true, err
+		})
 		cancel()
+		if cerr != nil {
+			return row, cerr
+		}
 		var me *ipm.MemoryError
 		if errors.As(err, &me) {
 			row.Note = me.Error()
@@ -637,14 +658,6 @@ func (cfg AccuracyConfig) accIPM(ctx context.Context, p *solvers.Program, pert s
 			}
 			row.Note = fmt.Sprint(err)
 			break
-		}
-		cert, cerr := accCertifier(p, pert)
-		if cerr != nil {
-			return row, cerr
-		}
-		b, cerr := cert.Bound(res.Weights, res.Dual)
-		if cerr != nil {
-			return row, cerr
 		}
 		t := AccTarget{Target: target, Iterations: res.Iterations, Gap: accNum(b.Gap)}
 		if b.Gap <= target {

@@ -415,10 +415,31 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 		}
 		o := ipm.Options{MaxIter: *maxIter, Tol: *tol}
+		var r *ipm.Result
+		var err error
 		if *gap > 0 && o.Tol == 0 {
-			o.Tol = math.Min(1e-8, *gap/10) // the certified gap follows the method's own
+			// The tolerance follows the gap and tightens while the
+			// certificate misses it (ipm.ToGap).
+			var b certify.Bound
+			r, _, err = ipm.ToGap(ctx, *gap, func(tol float64) (*ipm.Result, float64, bool, error) {
+				o.Tol = tol
+				r, err := solve(ctx, p, o)
+				if err != nil {
+					return r, math.NaN(), false, err
+				}
+				cert, err := certify.New(p, pert)
+				if err == nil {
+					b, err = cert.Bound(r.Weights, r.Dual)
+				}
+				if err != nil {
+					return r, math.NaN(), false, err
+				}
+				converged.bound = &b
+				return r, b.Gap, true, nil
+			})
+		} else {
+			r, err = solve(ctx, p, o)
 		}
-		r, err := solve(ctx, p, o)
 		if err != nil {
 			return err
 		}

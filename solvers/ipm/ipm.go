@@ -1028,3 +1028,19 @@ func (q *tpqrWork) factor(r, bt blas64.General, tri bool) {
 		blas64.Gemm(blas.Trans, blas.NoTrans, -1, w, vt, 1, b2t)
 	}
 }
+
+// ToGap runs solve, an interior-point solve at the relative tolerance tol
+// that returns its result and the certified relative gap of its solution,
+// until that gap is at most gap: first at tol = min(10⁻⁸, gap/10), then a
+// hundredfold tighter each time down to 10⁻¹² (a certificate built from the
+// method's duals can be looser than the method's own gap). It returns the
+// last run's result, gap and error, and stops early when a run returns no
+// result (ok false) or ctx is done.
+func ToGap[R any](ctx context.Context, gap float64, solve func(tol float64) (r R, certified float64, ok bool, err error)) (R, float64, error) {
+	for tol := min(1e-8, gap/10); ; tol /= 100 {
+		r, g, ok, err := solve(tol)
+		if !ok || g <= gap || ctx.Err() != nil || tol < 1e-11 {
+			return r, g, err
+		}
+	}
+}
