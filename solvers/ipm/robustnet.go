@@ -36,8 +36,9 @@ import (
 // normal matrix H = Q + GᵀW⁻²G is a sum of local blocks, one per group on
 // (u_j, t_j, ρ_j) and one per sample on (g_k, slack_k, r_k), where
 // g_k = Σ_i d_ik(v_i − w_i). The local variables of each block are
-// eliminated by a small Cholesky factorization, leaving a d×d matrix B_j per
-// group and M_k per sample; the samples couple the groups only through
+// eliminated by a small Cholesky factorization (the ℓ∞ set's f auxiliaries
+// first reduced to their sum in closed form, addInfEpigraph), leaving a d×d
+// matrix B_j per group and M_k per sample; the samples couple the groups only through
 // p_i = v_i − w_i, by C = Σ_k (d_k d_kᵀ) ⊗ M_k (dP×dP, one matrix product
 // over pattern pairs), and eliminating v_i + w_i pattern by pattern leaves
 // the dense dP×dP matrix blockdiag((B_vi⁻¹ + B_wi⁻¹)⁻¹) + C.
@@ -82,10 +83,12 @@ type robustNet struct {
 	pr, pp                 []float64 // dP
 }
 
-// The local blocks are small (d, f ≲ 150) and factored by several
-// goroutines at once: they use gonum's native BLAS and LAPACK, whose calls
-// cost no cgo transition and start no threads; the large products and the
-// dP×dP factorization use blas64's (OpenBLAS with -tags openblas).
+// The local blocks are small (d ≲ 150, at most two eliminated variables)
+// and factored by several goroutines at once: they use gonum's native BLAS,
+// whose calls cost no cgo transition and wake no OpenBLAS threads (measured:
+// OpenBLAS called from two goroutines at once was slower than pure Go
+// here), and gonum's LAPACK; the large products and the dP×dP
+// factorization use blas64's (OpenBLAS with -tags openblas).
 var (
 	localBLAS   gonumblas.Implementation
 	localLAPACK gonumlapack.Implementation
