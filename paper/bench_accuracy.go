@@ -618,35 +618,14 @@ func (cfg AccuracyConfig) accIPM(ctx context.Context, p *solvers.Program, pert s
 		tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
 		start := time.Now()
 		// The tolerance tightens while the certificate misses the target
-		// (ipm.ToGap), as cvx.Optimum does.
-		var b certify.Bound
-		var cerr error
-		res, _, err := ipm.ToGap(tc, target, func(tol float64) (*ipm.Result, float64, bool, error) {
-			o := ipm.Options{Tol: tol}
-			var res *ipm.Result
-			var err error
-			if pert.Eps > 0 {
-				res, err = ipm.SolveRobust(tc, p, pert, o)
-			} else {
-				res, err = ipm.Solve(tc, p, o)
-			}
-			if res == nil {
-				return nil, math.NaN(), false, err
-			}
-			cert, e := accCertifier(p, pert)
-			if e == nil {
-				b, e = cert.Bound(res.Weights, res.Dual)
-			}
-			if e != nil {
-				cerr = e
-				return res, math.NaN(), false, err
-			}
-			return res, b.Gap, true, err
-		})
-		cancel()
-		if cerr != nil {
-			return row, cerr
+		// (ipm.SolveToGap), as cvx.Optimum does.
+		cert, err := accCertifier(p, pert)
+		if err != nil {
+			cancel()
+			return row, err
 		}
+		res, b, err := ipm.SolveToGap(tc, p, pert, target, ipm.Options{}, cert)
+		cancel()
 		var me *ipm.MemoryError
 		if errors.As(err, &me) {
 			row.Note = me.Error()

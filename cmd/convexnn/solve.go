@@ -408,37 +408,17 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	var hint *certify.Hint // the solver's duals for the certificate
 	switch *solver {
 	case "ipm":
-		solve := ipm.Solve
-		if robust {
-			solve = func(ctx context.Context, p *solvers.Program, o ipm.Options) (*ipm.Result, error) {
-				return ipm.SolveRobust(ctx, p, pert, o)
-			}
-		}
 		o := ipm.Options{MaxIter: *maxIter, Tol: *tol}
 		var r *ipm.Result
 		var err error
 		if *gap > 0 && o.Tol == 0 {
 			// The tolerance follows the gap and tightens while the
-			// certificate misses it (ipm.ToGap).
+			// certificate misses it.
 			var b certify.Bound
-			r, _, err = ipm.ToGap(ctx, *gap, func(tol float64) (*ipm.Result, float64, bool, error) {
-				o.Tol = tol
-				r, err := solve(ctx, p, o)
-				if err != nil {
-					return r, math.NaN(), false, err
-				}
-				cert, err := certify.New(p, pert)
-				if err == nil {
-					b, err = cert.Bound(r.Weights, r.Dual)
-				}
-				if err != nil {
-					return r, math.NaN(), false, err
-				}
-				converged.bound = &b
-				return r, b.Gap, true, nil
-			})
+			r, b, err = ipm.SolveToGap(ctx, p, pert, *gap, o, nil)
+			converged.bound = &b
 		} else {
-			r, err = solve(ctx, p, o)
+			r, err = ipm.SolveProgram(ctx, p, pert, o)
 		}
 		if err != nil {
 			return err

@@ -1044,3 +1044,43 @@ func ToGap[R any](ctx context.Context, gap float64, solve func(tol float64) (r R
 		}
 	}
 }
+
+// SolveProgram solves p by SolveRobust when pert.Eps > 0 and by Solve
+// otherwise.
+func SolveProgram(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, o Options) (*Result, error) {
+	if pert.Eps > 0 {
+		return SolveRobust(ctx, p, pert, o)
+	}
+	return Solve(ctx, p, o)
+}
+
+// SolveToGap solves p (SolveProgram) to a certified relative gap by
+// ToGap's rule, o.Tol set at each attempt, and returns the last solution
+// with its bounds from cert (certify.New(p, pert) when nil). A solution the
+// certifier cannot bound ends the attempts with that error; the bounds are
+// then NaN, as they are when no solve returned a solution.
+func SolveToGap(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, gap float64, o Options, cert *certify.Certifier) (*Result, certify.Bound, error) {
+	var b certify.Bound
+	res, _, err := ToGap(ctx, gap, func(tol float64) (*Result, float64, bool, error) {
+		nan := math.NaN()
+		b = certify.Bound{Lower: nan, Upper: nan, Gap: nan, Objective: nan, Violation: nan}
+		o.Tol = tol
+		res, err := SolveProgram(ctx, p, pert, o)
+		if res == nil {
+			return nil, nan, false, err
+		}
+		if cert == nil {
+			var cerr error
+			if cert, cerr = certify.New(p, pert); cerr != nil {
+				return res, math.NaN(), false, cerr
+			}
+		}
+		bb, cerr := cert.Bound(res.Weights, res.Dual)
+		if cerr != nil {
+			return res, nan, false, cerr
+		}
+		b = bb
+		return res, b.Gap, true, err
+	})
+	return res, b, err
+}

@@ -96,7 +96,7 @@ var (
 
 // robustWork is one worker's scratch for factor.
 type robustWork struct {
-	n, xw, b1, b2 []float64
+	n, xw, b1 []float64
 }
 
 func newRobustNet(p *solvers.Program, pert solvers.Perturbation) *robustNet {
@@ -222,7 +222,7 @@ func newRobustNet(p *solvers.Program, pert solvers.Perturbation) *robustNet {
 	rn.work = make([]robustWork, max(1, min(runtime.GOMAXPROCS(0), n)))
 	for t := range rn.work {
 		rn.work[t] = robustWork{n: make([]float64, rn.ms*rn.ms), xw: make([]float64, n*d),
-			b1: make([]float64, d*d), b2: make([]float64, d*d)}
+			b1: make([]float64, d*d)}
 	}
 	rn.rl = make([]float64, (ng+n)*rn.nl)
 	rn.pr, rn.pp = make([]float64, dp), make([]float64, dp)
@@ -257,7 +257,7 @@ func robustNetFloats(p *solvers.Program, pert solvers.Perturbation) (floats floa
 	nx := float64(ng*d + ng + n + (ng+n)*na)
 	floats = 2*float64(dp)*float64(dp) + float64(ng)*mg*mg + fn*nl*mg + fn*fd*fd +
 		npairs*(fn+fd*fd) + 2*float64((ng+n)*f) + float64(4*np)*fd*fd + 4*fn*fd + 4*float64(ng)*fn +
-		float64(runtime.GOMAXPROCS(0))*(mg*mg+fn*fd+2*fd*fd) + 30*float64(orth+soc) + 30*nx
+		float64(runtime.GOMAXPROCS(0))*(mg*mg+fn*fd+fd*fd) + 30*float64(orth+soc) + 30*nx
 	return floats, dp
 }
 
@@ -830,8 +830,7 @@ func (rn *robustNet) solveSigma(i int, x []float64) {
 func (rn *robustNet) solve(x, y, z []float64) error {
 	n, d, np, ng, nl := rn.n, rn.d, rn.np, rn.ng, rn.nl
 	mg, ms := rn.mg, rn.ms
-	tz := rn.val[:0]
-	tz = append(tz, z...)
+	tz := append(rn.val[:0], z...) // rn.val as scratch until values(x) below
 	rn.w.unscale2(tz)
 	rn.mulGT(x, tz, 1, 1)
 	// Local right-hand sides: y_L = L⁻¹r_L, and r_u −= W_Lᵀy_L.

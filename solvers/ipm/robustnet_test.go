@@ -1,6 +1,8 @@
 package ipm
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -167,5 +169,27 @@ func TestRobustMemoryEstimateCovers(t *testing.T) {
 			t.Errorf("%v: building allocated %d bytes, the estimate is %d", pert, got, need)
 		}
 		runtime.KeepAlive(rn)
+	}
+}
+
+// TestSolveToGap checks the one rule of solving to a certified gap on a
+// standard and a robust program: the certified gap meets the target, the
+// bounds enclose the returned objective, and a memory refusal leaves NaN
+// bounds and the refusal as the error.
+func TestSolveToGap(t *testing.T) {
+	p := testprog.RandomSampled(t, testprog.RobustInstances[0])
+	for _, pert := range []solvers.Perturbation{{}, {Eps: 0.05}} {
+		res, b, err := SolveToGap(context.Background(), p, pert, 1e-7, Options{}, nil)
+		if err != nil || res == nil {
+			t.Fatalf("%v: %v", pert, err)
+		}
+		if !(b.Gap <= 1e-7) || !(b.Lower <= res.Objective+1e-12) || !(res.Objective <= b.Upper+1e-9*math.Max(1, b.Upper)) {
+			t.Errorf("%v: bounds %v ≤ %v ≤ %v, gap %v", pert, b.Lower, res.Objective, b.Upper, b.Gap)
+		}
+	}
+	_, b, err := SolveToGap(context.Background(), p, solvers.Perturbation{Eps: 0.05}, 1e-6, Options{MaxMemory: 1 << 10}, nil)
+	var me *MemoryError
+	if !errors.As(err, &me) || !math.IsNaN(b.Gap) || !math.IsNaN(b.Lower) {
+		t.Errorf("refused: bounds %+v, error %v", b, err)
 	}
 }
