@@ -3,7 +3,6 @@ package cvx
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -16,7 +15,8 @@ import (
 // (upper − lower)/|upper| ≤ gap (solvers/certify) in one call, by the method
 // ipm.MethodFor chooses: the interior-point method when the loss is squared
 // or hinge and its matrices fit in memory (ipm.MemoryEstimate,
-// ipm.RobustMemoryEstimate), the proximal Newton method (ipm.Newton) for a
+// ipm.RobustMemoryEstimate; run with ipm.Options.Gap: certified at each
+// iterate that meets its tolerance, which tightens until the gap holds), the proximal Newton method (ipm.Newton) for a
 // standard program with the BCE or logistic loss, otherwise ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
 // its multipliers until the gap is reached, at most maxIter iterations (0
 // means 100000). The Solution's Status is "gap reached" or "gap not
@@ -72,19 +72,13 @@ func optimum(ctx context.Context, prog *solvers.Program, pert solvers.Perturbati
 		}
 		return s, nil
 	case ipm.InteriorPoint:
-		s, _, err := ipm.ToGap(ctx, gap, func(tol float64) (*Solution, float64, bool, error) {
-			var s *Solution
-			var err error
-			if robust {
-				s, err = solveRobust(ctx, prog, pert, IPM{Tol: tol})
-			} else {
-				s, err = SolveProgramContext(ctx, prog, IPM{Tol: tol})
-			}
-			if s == nil {
-				return nil, math.NaN(), false, err
-			}
-			return s, s.Gap, true, err
-		})
+		var s *Solution
+		var err error
+		if robust {
+			s, err = solveRobust(ctx, prog, pert, IPM{Gap: gap})
+		} else {
+			s, err = SolveProgramContext(ctx, prog, IPM{Gap: gap})
+		}
 		if s != nil {
 			s.Seconds = time.Since(t0).Seconds()
 			s.Status = gapStatus(s.Gap, gap)

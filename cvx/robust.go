@@ -127,7 +127,7 @@ func (p *Problem) robustPatterns() (solvers.Patterns, error) {
 // recovered network.
 func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Perturbation, m IPM) (*Solution, error) {
 	t0 := time.Now()
-	res, err := ipm.SolveRobust(ctx, prog, pert, ipm.Options{Tol: m.Tol, MaxIter: m.MaxIter})
+	res, err := ipm.SolveRobust(ctx, prog, pert, m.options())
 	if err != nil && (res == nil || ctx.Err() == nil) {
 		return nil, fmt.Errorf("cvx: robust interior-point method (%v): %w", pert, err)
 	}
@@ -138,7 +138,7 @@ func solveRobust(ctx context.Context, prog *solvers.Program, pert solvers.Pertur
 	if s.Clean, err = prog.Objective(res.Weights); err != nil {
 		return nil, err
 	}
-	return s.finish(ctx, t0, "robust interior-point method", fmt.Sprintf("robust objective %.8g, %v", s.Objective, pert), res.Dual)
+	return s.finish(ctx, t0, "robust interior-point method", fmt.Sprintf("robust objective %.8g, %v", s.Objective, pert), res)
 }
 
 // FeasibleNetwork returns the network of a run whose weights satisfy the

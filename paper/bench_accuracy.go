@@ -617,8 +617,8 @@ func (cfg AccuracyConfig) accIPM(ctx context.Context, p *solvers.Program, pert s
 	for _, target := range cfg.Targets {
 		tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
 		start := time.Now()
-		// The tolerance tightens while the certificate misses the target
-		// (ipm.SolveToGap), as cvx.Optimum does.
+		// The tolerance tightens in place while the certificate misses
+		// the target (ipm.SolveToGap, ipm.Options.Gap), as in cvx.Optimum.
 		cert, err := accCertifier(p, pert)
 		if err != nil {
 			cancel()

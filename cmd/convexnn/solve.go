@@ -412,8 +412,8 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		var r *ipm.Result
 		var err error
 		if *gap > 0 && o.Tol == 0 {
-			// The tolerance follows the gap and tightens while the
-			// certificate misses it.
+			// The tolerance starts at the gap/10 and tightens, in place,
+			// while the certificate misses the gap (ipm.Options.Gap).
 			var b certify.Bound
 			r, b, err = ipm.SolveToGap(ctx, p, pert, *gap, o, nil)
 			converged.bound = &b

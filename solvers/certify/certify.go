@@ -12,7 +12,9 @@
 // {u : S_{i(j)} X u ≥ ε N(u) 1} and B^f the unit ℓ_p ball on the f features.
 //
 // Upper bound. The point is made feasible (restore): a group outside K_j is
-// moved along an interior direction e_i of the pattern's cone by the least
+// changed by the least-norm step that lifts its negative and nearly active
+// margins (the 10⁻¹² violations an interior-point solution leaves), or
+// failing that moved along an interior direction e_i of the pattern's cone by the least
 // step that makes every margin nonnegative (margins are superadditive,
 // m(u + τe) ≥ m(u) + τ m(e)), and set to zero when no such direction is known
 // or the step is longer than the group. Upper is the objective (the robust

@@ -29,6 +29,9 @@ func (c *Certifier) restore(wt solvers.Weights) (solvers.Weights, int, float64) 
 		}
 		violation = math.Max(violation, -low)
 		changed++
+		if c.nudge(i, u, xu) {
+			continue
+		}
 		if e := c.direction(i, wt); e != nil && c.shift(i, u, e, xu) {
 			continue
 		}
@@ -51,6 +54,59 @@ func (c *Certifier) minMargin(i int, u, xu []float64) float64 {
 		low = math.Min(low, xu[k])
 	}
 	return low
+}
+
+// nudgeNear: margins below nudgeNear·‖x_k‖‖u‖ are lifted with the negative
+// ones by nudge (the rows active at an interior-point solution).
+const nudgeNear = 1e-9
+
+// nudge moves u (in place) by the least-norm change δ that lifts the
+// negative and the nearly active margins to a small positive target:
+// δ = A⁺r, the rows of A the constraint rows S_i[k] x_kᵀ of the margins to
+// lift, r_k = target·‖x_k‖‖u‖ − m_k. Rows that the change makes negative
+// join the set, for up to 20 rounds; the target doubles each round. This
+// repairs the violations of size 10⁻¹² that an interior-point solution
+// leaves on its active rows, where a shift along a fixed interior direction
+// may be as long as the group (measured on the mid-size MNIST hinge program
+// of bench accuracy: a group of norm 0.67 with 16 rows at −5·10⁻¹² was
+// shifted, and the upper bound rose by 1.5 %). It reports success: every
+// margin ≥ 0 in floating point. xu holds u's margins on entry and is
+// overwritten; on failure u is unchanged.
+func (c *Certifier) nudge(i int, u, xu []float64) bool {
+	nu := floats.Norm(u, 2)
+	if nu == 0 {
+		return false
+	}
+	orig := append([]float64(nil), u...)
+	in := make([]bool, c.n)
+	var ks []int
+	target := 1e-12
+	for round := 0; round < 20; round++ {
+		for k, m := range xu {
+			if !in[k] && m < nudgeNear*c.xnorm[k]*nu {
+				in[k] = true
+				ks = append(ks, k)
+			}
+		}
+		a := mat.NewDense(len(ks), c.d, nil)
+		r := mat.NewVecDense(len(ks), nil)
+		for q, k := range ks {
+			floats.ScaleTo(a.RawRowView(q), c.sgn.At(k, i), c.p.X.RawRowView(k))
+			r.SetVec(q, target*c.xnorm[k]*nu-xu[k])
+		}
+		var delta mat.VecDense
+		if err := delta.SolveVec(a, r); err != nil {
+			break
+		}
+		floats.Add(u, delta.RawVector().Data)
+		if c.minMargin(i, u, xu) >= 0 {
+			return true
+		}
+		target *= 2
+	}
+	copy(u, orig)
+	c.minMargin(i, u, xu)
+	return false
 }
 
 // shift moves u (in place) along the interior direction e of pattern i by

@@ -90,6 +90,8 @@ type ConeQPResult struct {
 // while the right-hand side around the iterate is of order √μ in the
 // scaled norm. Each KKT solve is refined iteratively. The starting point is
 // CVXOPT's (two least-squares solves with W = I, shifted into the cone).
+// Without Q (a cone LP) the method runs on the program with c scaled to
+// ‖c‖_∞ = 1 (the costs and multipliers it reports are the program's).
 //
 // Termination, with x̄ = x/τ and so on, pcost = ½x̄ᵀQx̄ + cᵀx̄,
 // dcost = −½x̄ᵀQx̄ − hᵀz̄ − bᵀȳ:
@@ -126,7 +128,7 @@ func SolveConeQP(ctx context.Context, p *ConeQP, o Options) (*ConeQPResult, erro
 		return nil, err
 	}
 	ops := newDenseQP(p)
-	prob := &coneProblem{c: p.C, h: p.H, b: p.B, k: p.K, ops: ops}
+	prob := &coneProblem{c: p.C, h: p.H, b: p.B, k: p.K, ops: ops, linear: p.Q == nil}
 	if prob.b == nil {
 		prob.b = []float64{}
 	}
@@ -240,6 +242,46 @@ type coneProblem struct {
 	// iterate's primal and dual residuals are at most this (an infeasible
 	// iterate's point is no place to build a model).
 	relinearizeResidual float64
+	// linear marks a cone LP (Q = 0, no relinearize), whose objective
+	// solveCone scales to ‖c‖_∞ = 1 (see scaleObjective).
+	linear bool
+	// scale is the factor applied to the program's objective (0 means 1):
+	// the costs are divided by it and the multipliers (y, z) too.
+	scale float64
+	// accept, when not nil, is asked at every iterate that meets the
+	// tolerance whether to stop there (Options.Gap); when it says no, the
+	// tolerance is divided by ten, down to ipmMinTol, and the method goes
+	// on from that iterate. An error stops the method.
+	accept func(sol *coneSolution) (bool, error)
+	// tol is the current tolerance, set and tightened by solveCone.
+	tol float64
+}
+
+// scaleObjective returns p with c scaled to ‖c‖_∞ = 1 when p is linear,
+// else p. A cone LP's costs may be far below its constraints' right-hand
+// sides (the hinge program: β = 10⁻⁴ and 1/n against margins 1); the dual
+// residual is measured against max(1, ‖c‖), so unscaled it would be an
+// absolute tolerance on multipliers of size β. Scaled, the method measures
+// it relative to the costs and takes fewer iterations (measured on the
+// mid-size MNIST hinge program: 52 instead of 60 at tolerance 10⁻⁸; 300
+// points: 25 instead of 34).
+func (p *coneProblem) scaleObjective() *coneProblem {
+	cm := maxAbs(p.c)
+	if !p.linear || !(cm > 0) || math.IsInf(cm, 0) {
+		return p
+	}
+	q := *p
+	q.c = scaledCopy(p.c, 1/cm)
+	q.scale = 1 / cm
+	return &q
+}
+
+// objScale returns the factor of the objective (scale, 1 when unset).
+func (p *coneProblem) objScale() float64 {
+	if p.scale == 0 {
+		return 1
+	}
+	return p.scale
 }
 
 // coneSolution is what solveCone returns (see ConeQPResult).
@@ -252,10 +294,11 @@ type coneSolution struct {
 
 // The interior-point method of solveCone.
 const (
-	ipmStep      = 0.99 // fraction of the step to the boundary
-	ipmRefine    = 3    // at most this many steps of iterative refinement per KKT solve
-	ipmMinStep   = 1e-9 // a step shorter than this is a stall
-	ipmStallRuns = 10   // iterations without progress (see SolveConeQP) before a stall is declared
+	ipmStep      = 0.99  // fraction of the step to the boundary
+	ipmRefine    = 3     // at most this many steps of iterative refinement per KKT solve
+	ipmMinStep   = 1e-9  // a step shorter than this is a stall
+	ipmMinTol    = 1e-12 // Options.Gap tightens the tolerance down to this
+	ipmStallRuns = 10    // iterations without progress (see SolveConeQP) before a stall is declared
 
 	// Centrality correctors (see SolveConeQP).
 	ipmCorrectors = 3    // at most this many per iteration
@@ -266,6 +309,8 @@ const (
 
 // solveCone solves the cone QP p by the method documented at SolveConeQP.
 func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, error) {
+	p = p.scaleObjective()
+	p.tol = o.Tol
 	s := newIPM(p)
 	if err := s.start(); err != nil {
 		return nil, err
@@ -289,8 +334,9 @@ func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, e
 			}
 		}
 		if o.Verbose != nil {
-			fmt.Fprintf(o.Verbose, "ipm %3d: pcost % .10e  dcost % .10e  gap %.2e  pres %.2e  dres %.2e  k/t %.2e  step %.4f\n",
-				iter, m.pcost, m.dcost, m.relgap, m.pres, m.dres, s.kappa/s.tau, alpha)
+			fmt.Fprintf(o.Verbose, "ipm %3d: pcost % .10e  dcost % .10e  gap %.2e  pres %.2e  dres %.2e  k/t %.2e  step %.4f  solves %d\n",
+				iter, m.pcost, m.dcost, m.relgap, m.pres, m.dres, s.kappa/s.tau, alpha, s.solves)
+			s.solves = 0
 		}
 		// Progress: the best merit improves by 1%, or μ halves.
 		merit := math.Max(m.relgap, math.Max(m.pres, m.dres))
@@ -303,10 +349,27 @@ func solveCone(ctx context.Context, p *coneProblem, o Options) (*coneSolution, e
 		} else {
 			stall++
 		}
+		meets := func(tol float64) bool { return m.pres <= tol && m.dres <= tol && m.relgap <= tol }
+		if meets(p.tol) {
+			sol := s.solution(Optimal, m, iter)
+			if p.accept == nil || p.tol <= ipmMinTol {
+				return sol, nil
+			}
+			if ok, err := p.accept(sol); ok || err != nil {
+				return sol, err
+			}
+			for p.tol > ipmMinTol && meets(p.tol) {
+				p.tol = math.Max(p.tol/10, ipmMinTol)
+			}
+			if meets(p.tol) {
+				return sol, nil
+			}
+			if o.Verbose != nil {
+				fmt.Fprintf(o.Verbose, "ipm %3d: certified gap missed: tolerance %.0e\n", iter, p.tol)
+			}
+		}
 		var why string
 		switch {
-		case m.pres <= o.Tol && m.dres <= o.Tol && m.relgap <= o.Tol:
-			return s.solution(Optimal, m, iter), nil
 		case s.primalInfeasible(o.Tol):
 			return s.certificate(PrimalInfeasible, m, iter), nil
 		case s.dualInfeasible(o.Tol):
@@ -369,6 +432,7 @@ type ipm struct {
 	cdsv, corr   []float64 // centrality correctors: d_s before the corrector, the correction
 	sdx, sdy     []float64 // the direction before a corrector
 	sdz, sds     []float64
+	solves       int // calls of qpOps.solve since the last trace line
 	best         *coneSolution
 	bestMerit    float64
 	bestTau      float64
@@ -436,12 +500,14 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 	if err := ops.solve(x, y, z); err != nil {
 		return err
 	}
+	s.solves++
 	res := s.kktResidual(x, y, z)
 	scale := math.Max(1, math.Max(maxAbs(s.fx), maxAbs(s.fy)))
 	for it := 0; it < ipmRefine && res > 1e-15*scale; it++ {
 		if err := ops.solve(s.ex, s.ey, s.ez); err != nil {
 			return err
 		}
+		s.solves++
 		copy(s.cx, s.ex)
 		copy(s.cy, s.ey)
 		copy(s.cz, s.ez)
@@ -518,9 +584,10 @@ func (s *ipm) measure() measures {
 	var m measures
 	sz := floats.Dot(s.s, s.z)
 	m.mu = (sz + s.tau*s.kappa) / s.deg
-	m.pcost = 0.5*s.xqx/(t*t) + floats.Dot(p.c, s.x)/t + p.offset
-	m.dcost = -0.5*s.xqx/(t*t) - (floats.Dot(p.h, s.z)+floats.Dot(p.b, s.y))/t + p.offset
-	m.gap = sz / (t * t)
+	sc := p.objScale()
+	m.pcost = (0.5*s.xqx/(t*t)+floats.Dot(p.c, s.x)/t)/sc + p.offset
+	m.dcost = -(0.5*s.xqx/(t*t)+(floats.Dot(p.h, s.z)+floats.Dot(p.b, s.y))/t)/sc + p.offset
+	m.gap = sz / (t * t) / sc
 	m.relgap = math.Max(m.gap, math.Abs(m.pcost-m.dcost)) / math.Max(1, math.Min(math.Abs(m.pcost), math.Abs(m.dcost)))
 	m.pres = math.Max(floats.Norm(s.ry, 2)/s.nb, floats.Norm(s.rz, 2)/s.nh) / t
 	m.dres = floats.Norm(s.rx, 2) / s.nc / t
@@ -571,10 +638,12 @@ func scaledCopy(v []float64, a float64) []float64 {
 	return out
 }
 
-// solution returns the current iterate divided by τ.
+// solution returns the current iterate divided by τ (the multipliers also
+// by the objective's scale).
 func (s *ipm) solution(st Status, m measures, iter int) *coneSolution {
 	t := 1 / s.tau
-	return &coneSolution{status: st, x: scaledCopy(s.x, t), y: scaledCopy(s.y, t), z: scaledCopy(s.z, t), s: scaledCopy(s.s, t),
+	td := t / s.p.objScale()
+	return &coneSolution{status: st, x: scaledCopy(s.x, t), y: scaledCopy(s.y, td), z: scaledCopy(s.z, td), s: scaledCopy(s.s, t),
 		pcost: m.pcost, dcost: m.dcost, gap: m.gap, relgap: m.relgap, pres: m.pres, dres: m.dres, iters: iter}
 }
 
@@ -582,8 +651,9 @@ func (s *ipm) solution(st Status, m measures, iter int) *coneSolution {
 func (s *ipm) bestSolution(st Status, iter int) *coneSolution {
 	b := *s.best
 	t := 1 / s.bestTau
+	td := t / s.p.objScale()
 	b.status, b.iters = st, iter
-	b.x, b.y, b.z, b.s = scaledCopy(s.bestX, t), scaledCopy(s.bestY, t), scaledCopy(s.bestZ, t), scaledCopy(s.bestS, t)
+	b.x, b.y, b.z, b.s = scaledCopy(s.bestX, t), scaledCopy(s.bestY, td), scaledCopy(s.bestZ, td), scaledCopy(s.bestS, t)
 	return &b
 }
 

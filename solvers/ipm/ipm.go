@@ -72,6 +72,15 @@ type Options struct {
 	// available when the solve starts (MemAvailable), or 16 GiB where that
 	// is unknown. Negative is an error.
 	MaxMemory int64
+	// Gap, when positive, asks Solve and SolveRobust for a certified
+	// relative gap (certify): every iterate that meets Tol is certified,
+	// and while its gap exceeds Gap the method divides Tol by ten (down to
+	// 10⁻¹²) and goes on from that iterate rather than starting again.
+	// Tol then defaults to Gap/10. Result.Bound holds the certificate of
+	// the returned solution. At most 1.
+	Gap float64
+	// Certifier certifies for Gap; nil means certify.New for the program.
+	Certifier *certify.Certifier
 }
 
 func (o Options) resolve() (Options, error) {
@@ -84,8 +93,14 @@ func (o Options) resolve() (Options, error) {
 	if math.IsNaN(o.Tol) || o.Tol < 0 || math.IsInf(o.Tol, 0) {
 		return o, fmt.Errorf("ipm: interior point tolerance %v, need 0 ≤ tol < ∞", o.Tol)
 	}
+	if math.IsNaN(o.Gap) || o.Gap < 0 || o.Gap > 1 {
+		return o, fmt.Errorf("ipm: certified gap %v, need 0 ≤ gap ≤ 1 (0: none)", o.Gap)
+	}
 	if o.Tol == 0 {
 		o.Tol = 1e-8
+		if o.Gap > 0 {
+			o.Tol = o.Gap / 10
+		}
 	}
 	if o.MaxMemory < 0 {
 		return o, fmt.Errorf("ipm: memory limit %d < 0 bytes", o.MaxMemory)
@@ -125,6 +140,8 @@ type Result struct {
 	// from the multipliers z_k ∈ [0, 1/n] of the margin rows (SolveRobust:
 	// of its robust constraints and loss rows, robustCone.dual).
 	Dual *certify.Hint
+	// Bound is the certificate of Weights with Options.Gap, else nil.
+	Bound *certify.Bound
 }
 
 // Solve solves p with a primal-dual interior-point method for its
@@ -178,17 +195,73 @@ func Solve(ctx context.Context, p *solvers.Program, o Options) (*Result, error) 
 		return nil, err
 	}
 	nc := newNetCone(p)
-	sol, err := solveCone(ctx, nc.problem(), o)
+	build := func(sol *coneSolution, err error) (*Result, error) {
+		res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
+		err = res.finish(p, "program", sol.x, p.Objective, err)
+		if len(sol.z) == nc.m {
+			res.Dual = nc.dual(sol.z)
+		}
+		return res, err
+	}
+	res, err := solveChecked(ctx, nc.problem(), o, p, solvers.Perturbation{}, build)
+	if res != nil {
+		res.Seconds = time.Since(start).Seconds()
+	}
+	return res, err
+}
+
+// solveChecked runs solveCone on cp and returns build's Result of its
+// solution; with o.Gap, cp.accept certifies the iterates that meet the
+// tolerance (see Options.Gap) and the Result carries the certificate.
+func solveChecked(ctx context.Context, cp *coneProblem, o Options, p *solvers.Program, pert solvers.Perturbation,
+	build func(*coneSolution, error) (*Result, error)) (*Result, error) {
+	if o.Gap == 0 {
+		sol, err := solveCone(ctx, cp, o)
+		if sol == nil {
+			return nil, err
+		}
+		return build(sol, err)
+	}
+	cert := o.Certifier
+	if cert == nil {
+		var err error
+		if cert, err = certify.New(p, pert); err != nil {
+			return nil, err
+		}
+	}
+	var last *coneSolution
+	var lastRes *Result
+	certified := func(sol *coneSolution, err error) (*Result, error) {
+		if sol == last {
+			return lastRes, err
+		}
+		res, err := build(sol, err)
+		if res.Status == PrimalInfeasible || res.Status == DualInfeasible {
+			return res, err
+		}
+		b, cerr := cert.Bound(res.Weights, res.Dual)
+		if cerr != nil {
+			return res, cerr
+		}
+		res.Bound = &b
+		last, lastRes = sol, res
+		return res, err
+	}
+	cp.accept = func(sol *coneSolution) (bool, error) {
+		res, err := certified(sol, nil)
+		if err != nil || res.Bound == nil {
+			return false, err
+		}
+		if o.Verbose != nil {
+			fmt.Fprintf(o.Verbose, "ipm: certified gap %.2e (lower %.10g, upper %.10g)\n", res.Bound.Gap, res.Bound.Lower, res.Bound.Upper)
+		}
+		return res.Bound.Gap <= o.Gap, nil
+	}
+	sol, err := solveCone(ctx, cp, o)
 	if sol == nil {
 		return nil, err
 	}
-	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
-	err = res.finish(p, "program", sol.x, p.Objective, err)
-	if len(sol.z) == nc.m {
-		res.Dual = nc.dual(sol.z)
-	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, err
+	return certified(sol, err)
 }
 
 // finish completes a Result of Solve or SolveRobust on p whose Status, Gap
@@ -456,7 +529,7 @@ func (nc *netCone) problem() *coneProblem {
 	for j := range k.SOC {
 		k.SOC[j] = nc.d + 1
 	}
-	return &coneProblem{c: nc.c, h: nc.h, b: []float64{}, k: k, offset: nc.offset, ops: nc}
+	return &coneProblem{c: nc.c, h: nc.h, b: []float64{}, k: k, offset: nc.offset, ops: nc, linear: nc.hinge}
 }
 
 // sigma returns the sign of group j in Fu.
@@ -923,25 +996,27 @@ func (nc *netCone) solve(x, y, z []float64) error {
 	return nil
 }
 
-// tpqrBlock is the block size of tpqrWork.factor.
-const tpqrBlock = 32
+// tpqrBlock is the block size of tpqrWork.factor; panels of at most
+// tpqrLeaf columns are factored column by column.
+const (
+	tpqrBlock = 256
+	tpqrLeaf  = 8
+)
 
 // tpqrWork is the workspace of a blocked Householder QR factorization of a
 // matrix [R; B] with R upper triangular (LAPACK's dtpqrt).
 type tpqrWork struct {
 	tau []float64
-	t   blas64.Triangular // nb×nb upper: the block reflector I − VTVᵀ
-	w   blas64.General    // nb×N
-	tmp []float64
+	t   blas64.General // nb×nb, upper triangle: the block reflector I − VTVᵀ of a panel
+	w   blas64.General // nb×N
 }
 
 func newTPQRWork(n int) tpqrWork {
 	nb := min(tpqrBlock, max(1, n))
 	return tpqrWork{
 		tau: make([]float64, n),
-		t:   blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: nb, Stride: nb, Data: make([]float64, nb*nb)},
+		t:   blas64.General{Rows: nb, Cols: nb, Stride: nb, Data: make([]float64, nb*nb)},
 		w:   blas64.General{Rows: nb, Cols: n, Stride: max(1, n), Data: make([]float64, nb*max(1, n))},
-		tmp: make([]float64, nb),
 	}
 }
 
@@ -949,99 +1024,146 @@ func newTPQRWork(n int) tpqrWork {
 // R' of [R; B], R'ᵀR' = RᵀR + BᵀB, where bt (N×mb) holds Bᵀ, and bt by the
 // Householder vectors. With tri, B is upper triangular (Bᵀ lower), which
 // the factorization keeps and exploits.
+//
+// Column c's reflector is I − τ_c v_c v_cᵀ with v_c = (e_c, b_c): its R part
+// is a unit vector because R is triangular. Panels of tpqrBlock columns are
+// factored recursively (Elmroth and Gustavson): the left half, its block
+// reflector I − V₁T₁V₁ᵀ applied to the right half, the right half, and
+// T = [T₁ −T₁(V₁ᵀV₂)T₂; 0 T₂] (V₁ᵀV₂ = B₁ᵀB₂: the unit parts are
+// disjoint), so that all but tpqrLeaf-column leaves are matrix products;
+// each panel's block reflector then updates the trailing columns.
 func (q *tpqrWork) factor(r, bt blas64.General, tri bool) {
 	n, mb := r.Rows, bt.Cols
 	if mb == 0 {
 		return
 	}
-	rs, bs := r.Stride, bt.Stride
-	rd, bd := r.Data, bt.Data
-	tau := q.tau
-	nb := q.t.N
+	nb := q.t.Rows
 	for c0 := 0; c0 < n; c0 += nb {
 		kb := min(nb, n-c0)
-		rows := mb // rows of B touched by this panel's reflectors
-		if tri {
-			rows = min(mb, c0+kb)
+		t := blas64.General{Rows: kb, Cols: kb, Stride: q.t.Stride, Data: q.t.Data}
+		q.panel(r, bt, tri, c0, kb, t)
+		if rest := n - c0 - kb; rest > 0 {
+			q.apply(r, bt, q.rows(tri, mb, c0+kb), c0, kb, t, c0+kb, rest)
 		}
-		// Panel: one reflector per column, applied within the panel.
-		for c := c0; c < c0+kb; c++ {
-			lim := mb
-			if tri {
-				lim = min(mb, c+1)
-			}
-			v := bd[c*bs : c*bs+lim]
-			alpha := rd[c*rs+c]
-			xnorm := floats.Norm(v, 2)
-			if xnorm == 0 {
-				tau[c] = 0
-				continue
-			}
-			beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
-			tau[c] = (beta - alpha) / beta
-			floats.Scale(1/(alpha-beta), v)
-			rd[c*rs+c] = beta
-			for cc := c + 1; cc < c0+kb; cc++ {
-				u := bd[cc*bs : cc*bs+lim]
-				s := tau[c] * (rd[c*rs+cc] + floats.Dot(v, u))
-				rd[c*rs+cc] -= s
-				floats.AddScaled(u, -s, v)
-			}
-		}
-		rest := n - c0 - kb
-		if rest == 0 {
-			break
-		}
-		// T of the block reflector H_1⋯H_kb = I − VTVᵀ, V = [I; V_B].
-		t := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: kb, Stride: q.t.Stride, Data: q.t.Data}
-		for i := 0; i < kb; i++ {
-			ci := c0 + i
-			vi := bd[ci*bs : ci*bs+rows]
-			for p := 0; p < i; p++ {
-				q.tmp[p] = -tau[ci] * floats.Dot(bd[(c0+p)*bs:(c0+p)*bs+rows], vi)
-			}
-			for p := 0; p < i; p++ {
-				var s float64
-				for l := p; l < i; l++ {
-					s += t.Data[p*t.Stride+l] * q.tmp[l]
-				}
-				t.Data[p*t.Stride+i] = s
-			}
-			t.Data[i*t.Stride+i] = tau[ci]
-			for p := i + 1; p < kb; p++ {
-				t.Data[p*t.Stride+i] = 0
-			}
-		}
-		// Trailing columns: W = Tᵀ(R₁ + V_BᵀB₂), R₁ −= W, B₂ −= V_B W.
-		vt := blas64.General{Rows: kb, Cols: rows, Stride: bs, Data: bd[c0*bs:]}
-		b2t := blas64.General{Rows: rest, Cols: rows, Stride: bs, Data: bd[(c0+kb)*bs:]}
-		r1 := blas64.General{Rows: kb, Cols: rest, Stride: rs, Data: rd[c0*rs+c0+kb:]}
-		w := blas64.General{Rows: kb, Cols: rest, Stride: q.w.Stride, Data: q.w.Data}
-		for i := 0; i < kb; i++ {
-			copy(w.Data[i*w.Stride:i*w.Stride+rest], r1.Data[i*rs:i*rs+rest])
-		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, vt, b2t, 1, w)
-		blas64.Trmm(blas.Left, blas.Trans, 1, t, w)
-		for i := 0; i < kb; i++ {
-			floats.Sub(r1.Data[i*rs:i*rs+rest], w.Data[i*w.Stride:i*w.Stride+rest])
-		}
-		blas64.Gemm(blas.Trans, blas.NoTrans, -1, w, vt, 1, b2t)
 	}
 }
 
-// ToGap runs solve, an interior-point solve at the relative tolerance tol
-// that returns its result and the certified relative gap of its solution,
-// until that gap is at most gap: first at tol = min(10⁻⁸, gap/10), then a
-// hundredfold tighter each time down to 10⁻¹² (a certificate built from the
-// method's duals can be looser than the method's own gap). It returns the
-// last run's result, gap and error, and stops early when a run returns no
-// result (ok false) or ctx is done.
-func ToGap[R any](ctx context.Context, gap float64, solve func(tol float64) (r R, certified float64, ok bool, err error)) (R, float64, error) {
-	for tol := min(1e-8, gap/10); ; tol /= 100 {
-		r, g, ok, err := solve(tol)
-		if !ok || g <= gap || ctx.Err() != nil || tol < 1e-11 {
-			return r, g, err
+// rows returns how many rows of B the reflectors of the columns before end
+// touch: all, or with tri only the first end.
+func (q *tpqrWork) rows(tri bool, mb, end int) int {
+	if tri {
+		return min(mb, end)
+	}
+	return mb
+}
+
+// panel factors the columns c0 … c0+k−1 of [R; B] (no other column is
+// touched) and sets t (k×k, upper) to the T of their block reflector.
+func (q *tpqrWork) panel(r, bt blas64.General, tri bool, c0, k int, t blas64.General) {
+	mb := bt.Cols
+	if k <= tpqrLeaf {
+		q.leaf(r, bt, tri, c0, k, t)
+		return
+	}
+	k1 := k / 2
+	k2 := k - k1
+	t1 := blas64.General{Rows: k1, Cols: k1, Stride: t.Stride, Data: t.Data}
+	t2 := blas64.General{Rows: k2, Cols: k2, Stride: t.Stride, Data: t.Data[k1*t.Stride+k1:]}
+	q.panel(r, bt, tri, c0, k1, t1)
+	rows1 := q.rows(tri, mb, c0+k1)
+	q.apply(r, bt, rows1, c0, k1, t1, c0+k1, k2)
+	q.panel(r, bt, tri, c0+k1, k2, t2)
+	// T₁₂ = −T₁ (V₁ᵀV₂) T₂, V₁ᵀV₂ = B₁ᵀB₂ on the rows B₁ touches.
+	bs := bt.Stride
+	t12 := blas64.General{Rows: k1, Cols: k2, Stride: t.Stride, Data: t.Data[k1:]}
+	v1t := blas64.General{Rows: k1, Cols: rows1, Stride: bs, Data: bt.Data[c0*bs:]}
+	v2t := blas64.General{Rows: k2, Cols: rows1, Stride: bs, Data: bt.Data[(c0+k1)*bs:]}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, v1t, v2t, 0, t12)
+	blas64.Trmm(blas.Left, blas.NoTrans, -1, upper(t1), t12)
+	blas64.Trmm(blas.Right, blas.NoTrans, 1, upper(t2), t12)
+	for i := 0; i < k2; i++ { // the lower triangle stays zero
+		for j := 0; j < k1; j++ {
+			t.Data[(k1+i)*t.Stride+j] = 0
 		}
+	}
+}
+
+// upper returns the upper triangle of the square g.
+func upper(g blas64.General) blas64.Triangular {
+	return blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: g.Rows, Stride: g.Stride, Data: g.Data}
+}
+
+// leaf factors the columns c0 … c0+k−1 one reflector at a time and builds
+// T column by column (LAPACK's dlarft).
+func (q *tpqrWork) leaf(r, bt blas64.General, tri bool, c0, k int, t blas64.General) {
+	mb := bt.Cols
+	rs, bs := r.Stride, bt.Stride
+	rd, bd := r.Data, bt.Data
+	tau := q.tau
+	for c := c0; c < c0+k; c++ {
+		lim := q.rows(tri, mb, c+1)
+		v := bd[c*bs : c*bs+lim]
+		alpha := rd[c*rs+c]
+		xnorm := floats.Norm(v, 2)
+		if xnorm == 0 {
+			tau[c] = 0
+			continue
+		}
+		beta := -math.Copysign(math.Hypot(alpha, xnorm), alpha)
+		tau[c] = (beta - alpha) / beta
+		floats.Scale(1/(alpha-beta), v)
+		rd[c*rs+c] = beta
+		for cc := c + 1; cc < c0+k; cc++ {
+			u := bd[cc*bs : cc*bs+lim]
+			s := tau[c] * (rd[c*rs+cc] + floats.Dot(v, u))
+			rd[c*rs+cc] -= s
+			floats.AddScaled(u, -s, v)
+		}
+	}
+	rows := q.rows(tri, mb, c0+k)
+	var tmp [tpqrLeaf]float64
+	for i := 0; i < k; i++ {
+		ci := c0 + i
+		vi := bd[ci*bs : ci*bs+rows]
+		for p := 0; p < i; p++ {
+			tmp[p] = -tau[ci] * floats.Dot(bd[(c0+p)*bs:(c0+p)*bs+rows], vi)
+		}
+		for p := 0; p < i; p++ {
+			var s float64
+			for l := p; l < i; l++ {
+				s += t.Data[p*t.Stride+l] * tmp[l]
+			}
+			t.Data[p*t.Stride+i] = s
+		}
+		t.Data[i*t.Stride+i] = tau[ci]
+		for p := i + 1; p < k; p++ {
+			t.Data[p*t.Stride+i] = 0
+		}
+	}
+}
+
+// apply applies the transposed block reflector of the columns c0 … c0+k−1
+// (T in t, their B parts on the first rows rows of bt) to the columns
+// a … a+m−1: W = Tᵀ(R₁ + V_BᵀB₂), R₁ −= W, B₂ −= V_B W, R₁ the rows
+// c0 … c0+k−1 of R.
+func (q *tpqrWork) apply(r, bt blas64.General, rows, c0, k int, t blas64.General, a, m int) {
+	rs, bs := r.Stride, bt.Stride
+	vt := blas64.General{Rows: k, Cols: rows, Stride: bs, Data: bt.Data[c0*bs:]}
+	b2t := blas64.General{Rows: m, Cols: rows, Stride: bs, Data: bt.Data[a*bs:]}
+	r1 := blas64.General{Rows: k, Cols: m, Stride: rs, Data: r.Data[c0*rs+a:]}
+	w := blas64.General{Rows: k, Cols: m, Stride: q.w.Stride, Data: q.w.Data}
+	for i := 0; i < k; i++ {
+		copy(w.Data[i*w.Stride:i*w.Stride+m], r1.Data[i*rs:i*rs+m])
+	}
+	if rows > 0 {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, vt, b2t, 1, w)
+	}
+	blas64.Trmm(blas.Left, blas.Trans, 1, upper(t), w)
+	for i := 0; i < k; i++ {
+		floats.Sub(r1.Data[i*rs:i*rs+m], w.Data[i*w.Stride:i*w.Stride+m])
+	}
+	if rows > 0 {
+		blas64.Gemm(blas.Trans, blas.NoTrans, -1, w, vt, 1, b2t)
 	}
 }
 
@@ -1054,33 +1176,21 @@ func SolveProgram(ctx context.Context, p *solvers.Program, pert solvers.Perturba
 	return Solve(ctx, p, o)
 }
 
-// SolveToGap solves p (SolveProgram) to a certified relative gap by
-// ToGap's rule, o.Tol set at each attempt, and returns the last solution
-// with its bounds from cert (certify.New(p, pert) when nil). A solution the
-// certifier cannot bound ends the attempts with that error; the bounds are
-// then NaN, as they are when no solve returned a solution.
+// SolveToGap solves p (SolveProgram) to a certified relative gap with
+// Options.Gap (the tolerance from gap/10, tightened in place while the
+// certificate misses the gap, certified by cert or certify.New(p, pert)
+// when nil) and returns the solution with its bounds; the bounds are NaN
+// when there is none (no solution, or one the certifier could not bound).
 func SolveToGap(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, gap float64, o Options, cert *certify.Certifier) (*Result, certify.Bound, error) {
-	var b certify.Bound
-	res, _, err := ToGap(ctx, gap, func(tol float64) (*Result, float64, bool, error) {
-		nan := math.NaN()
-		b = certify.Bound{Lower: nan, Upper: nan, Gap: nan, Objective: nan, Violation: nan}
-		o.Tol = tol
-		res, err := SolveProgram(ctx, p, pert, o)
-		if res == nil {
-			return nil, nan, false, err
-		}
-		if cert == nil {
-			var cerr error
-			if cert, cerr = certify.New(p, pert); cerr != nil {
-				return res, math.NaN(), false, cerr
-			}
-		}
-		bb, cerr := cert.Bound(res.Weights, res.Dual)
-		if cerr != nil {
-			return res, nan, false, cerr
-		}
-		b = bb
-		return res, b.Gap, true, err
-	})
-	return res, b, err
+	nan := math.NaN()
+	if !(gap > 0) {
+		return nil, certify.Bound{Lower: nan, Upper: nan, Gap: nan, Objective: nan, Violation: nan},
+			fmt.Errorf("ipm: certified gap %v, need 0 < gap ≤ 1", gap)
+	}
+	o.Gap, o.Certifier = gap, cert
+	res, err := SolveProgram(ctx, p, pert, o)
+	if res == nil || res.Bound == nil {
+		return res, certify.Bound{Lower: nan, Upper: nan, Gap: nan, Objective: nan, Violation: nan}, err
+	}
+	return res, *res.Bound, err
 }

@@ -86,31 +86,30 @@ func SolveRobust(ctx context.Context, p *solvers.Program, pert solvers.Perturbat
 		return nil, err
 	}
 	rn := newRobustNet(p, pert)
-	var sol *ConeQPResult
+	prob := rn.coneProblem()
 	if rn.smooth {
-		sol, err = rn.solveSmooth(ctx, o)
-	} else {
-		var cs *coneSolution
-		cs, err = solveCone(ctx, rn.coneProblem(), o)
-		sol = cs.result(start)
-	}
-	if sol == nil {
-		return nil, err
-	}
-	res := &Result{Status: sol.Status, Gap: sol.Gap, Iterations: sol.Iterations}
-	if len(sol.Z) == rn.k.Dim() {
-		res.Dual = rn.dual(sol.Z)
+		prob = rn.smoothProblem()
 	}
 	robustObjective := func(w solvers.Weights) (float64, error) { return solvers.RobustObjective(p, w, pert) }
-	err = res.finish(p, "robust program", sol.X, robustObjective, err)
-	// Without an error finish has computed RobustObjective, which must agree
-	// with the optimal cone program's objective.
-	tol := math.Max(1e-6, 100*o.Tol)
-	if err == nil && sol.Status == Optimal && math.Abs(sol.PrimalObjective-res.Objective) > tol*math.Max(1, math.Abs(res.Objective)) {
-		err = fmt.Errorf("ipm: robust cone program objective %.12g but RobustObjective %.12g at its solution (%v): the formulation and robust.go disagree",
-			sol.PrimalObjective, res.Objective, pert)
+	build := func(sol *coneSolution, err error) (*Result, error) {
+		res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
+		if len(sol.z) == rn.k.Dim() {
+			res.Dual = rn.dual(sol.z)
+		}
+		err = res.finish(p, "robust program", sol.x, robustObjective, err)
+		// Without an error finish has computed RobustObjective, which must
+		// agree with the optimal cone program's objective.
+		tol := math.Max(1e-6, 100*o.Tol)
+		if err == nil && sol.status == Optimal && math.Abs(sol.pcost-res.Objective) > tol*math.Max(1, math.Abs(res.Objective)) {
+			err = fmt.Errorf("ipm: robust cone program objective %.12g but RobustObjective %.12g at its solution (%v): the formulation and robust.go disagree",
+				sol.pcost, res.Objective, pert)
+		}
+		return res, err
 	}
-	res.Seconds = time.Since(start).Seconds()
+	res, err := solveChecked(ctx, prob, o, p, pert, build)
+	if res != nil {
+		res.Seconds = time.Since(start).Seconds()
+	}
 	return res, err
 }
 
@@ -147,16 +146,16 @@ func (rn *robustNet) marginValues(a, x []float64, tau float64) {
 	}
 }
 
-// solveSmooth solves the robust program of a BCE or logistic loss by the
-// cone QP with the model of setSmoothModel, rebuilt at the iterate's
+// smoothProblem returns the robust program of a BCE or logistic loss as
+// the cone QP with the model of setSmoothModel, rebuilt at the iterate's
 // margins as the interior-point method proceeds (as Newton does for the
 // standard program), until the model's gradient matches the loss's,
-// |σ(a_k) − n·q_k'(a_k)| ≤ Tol. The model waits for an iterate whose
-// residuals are at most 10⁻²: the margins of the first, far from feasible,
-// iterates are meaningless, and a model built there (curvature e^{−|a|})
-// sends the method towards an infeasibility certificate.
-func (rn *robustNet) solveSmooth(ctx context.Context, o Options) (*ConeQPResult, error) {
-	start := time.Now()
+// |σ(a_k) − n·q_k'(a_k)| ≤ tol, the method's current tolerance. The model
+// waits for an iterate whose residuals are at most 10⁻²: the margins of the
+// first, far from feasible, iterates are meaningless, and a model built
+// there (curvature e^{−|a|}) sends the method towards an infeasibility
+// certificate.
+func (rn *robustNet) smoothProblem() *coneProblem {
 	n := rn.n
 	a0, a, g, h := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	rn.offset = rn.setSmoothModel(a0, g, h)
@@ -169,15 +168,14 @@ func (rn *robustNet) solveSmooth(ctx context.Context, o Options) (*ConeQPResult,
 			e := solvers.Logistic(v) - float64(n)*(g[k]+h[k]*(v-a0[k]))
 			worst = math.Max(worst, math.Abs(e))
 		}
-		if worst <= o.Tol {
+		if worst <= prob.tol {
 			return false, nil
 		}
 		copy(a0, a)
 		prob.offset = rn.setSmoothModel(a0, g, h)
 		return true, nil
 	}
-	sol, err := solveCone(ctx, prob, o)
-	return sol.result(start), err
+	return prob
 }
 
 // robustLin is an affine expression Σ val_i x[idx_i] + c.

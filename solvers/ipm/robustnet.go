@@ -263,7 +263,7 @@ func robustNetFloats(p *solvers.Program, pert solvers.Perturbation) (floats floa
 
 // coneProblem returns the program with its operators.
 func (rn *robustNet) coneProblem() *coneProblem {
-	return &coneProblem{c: rn.c, h: rn.h, b: []float64{}, k: rn.k, ops: rn, offset: rn.offset}
+	return &coneProblem{c: rn.c, h: rn.h, b: []float64{}, k: rn.k, ops: rn, offset: rn.offset, linear: rn.hinge}
 }
 
 func (rn *robustNet) slack(k int) int     { return rn.nu + rn.ng + k }

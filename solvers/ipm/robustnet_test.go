@@ -192,4 +192,43 @@ func TestSolveToGap(t *testing.T) {
 	if !errors.As(err, &me) || !math.IsNaN(b.Gap) || !math.IsNaN(b.Lower) {
 		t.Errorf("refused: bounds %+v, error %v", b, err)
 	}
+	for _, bad := range []float64{0, -1, math.NaN(), 2} {
+		if _, b, err := SolveToGap(context.Background(), p, solvers.Perturbation{}, bad, Options{}, nil); err == nil || !math.IsNaN(b.Gap) {
+			t.Errorf("gap %v: no error (bounds %+v)", bad, b)
+		}
+	}
+	if _, err := Solve(context.Background(), p, Options{Gap: math.NaN()}); err == nil {
+		t.Error("Options.Gap NaN: no error")
+	}
+}
+
+// TestGapContinues: with Options.Gap the method tightens its tolerance in
+// place, so reaching a tight certified gap from a loose tolerance costs
+// fewer iterations than a loose solve followed by a tight one from scratch
+// (the rule it replaced), and the certificate is the returned solution's.
+func TestGapContinues(t *testing.T) {
+	for i, c := range testprog.RobustInstances[:3] {
+		p := testprog.RandomSampled(t, c)
+		for _, pert := range []solvers.Perturbation{{}, {Eps: 0.05}} {
+			ctx := context.Background()
+			res, err := SolveProgram(ctx, p, pert, Options{Gap: 1e-9, Tol: 1e-4})
+			if err != nil || res.Bound == nil {
+				t.Fatalf("instance %d, %v: %v", i, pert, err)
+			}
+			if !(res.Bound.Gap <= 1e-9) || res.Bound.Objective != res.Objective {
+				t.Errorf("instance %d, %v: certified gap %g, bound's objective %v, result's %v", i, pert, res.Bound.Gap, res.Bound.Objective, res.Objective)
+			}
+			loose, err := SolveProgram(ctx, p, pert, Options{Tol: 1e-4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tight, err := SolveProgram(ctx, p, pert, Options{Tol: 1e-9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Iterations >= loose.Iterations+tight.Iterations {
+				t.Errorf("instance %d, %v: %d iterations with Gap, %d + %d solving twice", i, pert, res.Iterations, loose.Iterations, tight.Iterations)
+			}
+		}
+	}
 }
