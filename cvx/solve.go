@@ -122,22 +122,23 @@ func (s *Solution) complete(t0 time.Time, b certify.Bound) error {
 	return nil
 }
 
-// adoptFeasible replaces the solution's weights by the certificate's
-// feasible point when the certifier had to restore feasibility (an
-// interior-point solution violates its active cone constraints by about
-// 10⁻¹¹) and the restored point's objective is within 10⁻⁹ (relative) of
-// the solution's: the recovered network then keeps every promise of the
+// adoptStrict replaces the solution's weights by cert.Strict's, the point
+// with its active cone margins lifted to about 10⁻¹² relative (an
+// interior-point solution violates or just meets its active constraints),
+// when the certifier changed it and its objective is within 10⁻⁹ (relative)
+// of the solution's: the recovered network then keeps every promise of the
 // program in floating point (a point the robust program certifies is
-// certified by the network, not missed by −10⁻¹²). Objective, Clean and
-// Violation follow the new weights.
-func (s *Solution) adoptFeasible(b certify.Bound) error {
-	if b.Restored == 0 || b.Feasible.V == nil {
-		return nil
+// certified by the network, not missed by −10⁻¹⁷). Objective, Clean,
+// Violation and the upper bound b follow the new weights.
+func (s *Solution) adoptStrict(cert *certify.Certifier, b *certify.Bound) error {
+	strict, changed, err := cert.Strict(s.Weights)
+	if err != nil || changed == 0 {
+		return err
 	}
 	robust := s.Perturbation.Eps > 0
-	obj, err := s.Program.Objective(b.Feasible)
+	obj, err := s.Program.Objective(strict)
 	if robust {
-		obj, err = solvers.RobustObjective(s.Program, b.Feasible, s.Perturbation)
+		obj, err = solvers.RobustObjective(s.Program, strict, s.Perturbation)
 	}
 	if err != nil {
 		return err
@@ -145,18 +146,22 @@ func (s *Solution) adoptFeasible(b certify.Bound) error {
 	if !(obj <= s.Objective+1e-9*math.Max(1, math.Abs(s.Objective))) {
 		return nil
 	}
-	clean, err := s.Program.Objective(b.Feasible)
+	clean, err := s.Program.Objective(strict)
 	if err != nil {
 		return err
 	}
-	viol, err := s.Program.Violation(b.Feasible)
+	viol, err := s.Program.Violation(strict)
 	if robust {
-		viol, err = solvers.RobustViolation(s.Program, b.Feasible, s.Perturbation)
+		viol, err = solvers.RobustViolation(s.Program, strict, s.Perturbation)
 	}
 	if err != nil {
 		return err
 	}
-	s.Weights, s.Objective, s.Clean, s.Violation = b.Feasible, obj, clean, viol
+	s.Weights, s.Objective, s.Clean, s.Violation = strict, obj, clean, viol
+	// The lifted point is feasible: its objective, with the rounding slack
+	// of Bound's, is an upper bound as valid as Bound's.
+	b.Upper = obj * (1 + 1e-12)
+	b.Gap = certify.RelativeGap(b.Lower, b.Upper)
 	return nil
 }
 
@@ -166,19 +171,17 @@ func (s *Solution) adoptFeasible(b certify.Bound) error {
 // solution with an error naming the method when ctx stopped it or it ended
 // other than optimal (objective describes where it ended).
 func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective string, res *ipm.Result) (*Solution, error) {
+	cert, err := certify.New(s.Program, s.Perturbation)
+	if err != nil {
+		return nil, err
+	}
 	var b certify.Bound
 	if res.Bound != nil {
 		b = *res.Bound
-	} else {
-		cert, err := certify.New(s.Program, s.Perturbation)
-		if err != nil {
-			return nil, err
-		}
-		if b, err = cert.Bound(s.Weights, res.Dual); err != nil {
-			return nil, err
-		}
+	} else if b, err = cert.Bound(s.Weights, res.Dual); err != nil {
+		return nil, err
 	}
-	if err := s.adoptFeasible(b); err != nil {
+	if err := s.adoptStrict(cert, &b); err != nil {
 		return nil, err
 	}
 	if err := s.complete(t0, b); err != nil {

@@ -196,7 +196,7 @@ func (c *Certifier) Bound(wt solvers.Weights, h *Hint) (Bound, error) {
 	if b.Objective, err = c.objective(wt); err != nil {
 		return Bound{}, err
 	}
-	feas, restored, violation := c.restore(wt)
+	feas, restored, violation := c.restore(wt, false)
 	b.Violation = violation
 	upper := b.Objective
 	if restored > 0 {

@@ -79,7 +79,7 @@ func TestRestoreNudgesTinyViolations(t *testing.T) {
 		}
 		wt := p.NewWeights()
 		copy(wt.V.RawRowView(0), u)
-		out, changed, viol := c.restore(wt)
+		out, changed, viol := c.restore(wt, false)
 		if changed != 1 || !(viol > 0) {
 			t.Fatalf("trial %d: restore changed %d groups, violation %g; want 1 and > 0", trial, changed, viol)
 		}
