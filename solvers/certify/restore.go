@@ -117,11 +117,11 @@ func (c *Certifier) nearlyActive(u, xu []float64) bool {
 // nudge moves u (in place) by the least-norm change δ with
 // a_kᵀδ ≥ target·‖x_k‖‖u‖ − m_k on the negative and the nearly active
 // margins m_k (below nudgeNear·‖x_k‖‖u‖), a_k = S_i[k] x_k − ε∂N(u^f) their
-// gradients: a small QP solved by Hildreth's dual coordinate ascent
-// (δ = Σ λ_k a_k, λ ≥ 0), which, unlike a least-squares solve of the
-// equalities, also holds when more rows are active than u has entries.
-// Rows that the change makes negative join, and the target doubles, for up
-// to 20 rounds (the robust term εN(u) is not linear). This repairs the
+// gradients: a small QP, tried first as the equalities' least-norm
+// solution (leastNormEqual, 8 rounds) and then by Hildreth's method
+// (hildreth, 20 rounds), which also holds when more rows are active than u
+// has entries (nudgeRounds: rows that the change makes negative join, and
+// the target doubles; the robust term εN(u) is not linear). This repairs the
 // violations of size 10⁻¹² that an interior-point solution leaves on its
 // active rows, where a shift along a fixed interior direction may be as
 // long as the group (measured on the mid-size MNIST hinge program of bench
@@ -134,60 +134,47 @@ func (c *Certifier) nudge(i int, u, xu []float64) bool {
 	if nu == 0 {
 		return false
 	}
-	if c.nudgeEqual(i, u, xu, nu) {
-		return true
-	}
+	return c.nudgeRounds(i, u, xu, nu, 8, leastNormEqual) || c.nudgeRounds(i, u, xu, nu, 20, hildreth)
+}
+
+// nudgeRounds is nudge's loop with the given solver of the small QP: each
+// round selects the negative and nearly active margins (those selected
+// stay), builds their gradients a_k = S_i[k] x_k − ε∂N(u^f) at u and the
+// right-hand sides r_k = target·‖x_k‖‖u‖ − m_k, moves u by the solver's δ
+// and stops when every margin is ≥ 0; the target doubles each round. On
+// failure u and xu are as on entry.
+func (c *Certifier) nudgeRounds(i int, u, xu []float64, nu float64, rounds int, solve func(a *mat.Dense, r, delta []float64) bool) bool {
 	orig := append([]float64(nil), u...)
 	in := make([]bool, c.n)
 	var ks []int
-	var lam, rhs, a2 []float64
+	var sub []float64
+	if c.eps > 0 {
+		sub = make([]float64, c.f)
+	}
 	delta := make([]float64, c.d)
 	target := nudgeTarget
-	for round := 0; round < 20; round++ {
+	for round := 0; round < rounds; round++ {
 		for k, m := range xu {
 			if !in[k] && m < nudgeNear*c.xnorm[k]*nu {
 				in[k] = true
 				ks = append(ks, k)
 			}
 		}
-		// The rows a_k = S_i[k] x_k − ε∂N(u^f), the margins' gradients at
-		// u, and the right-hand sides a_kᵀδ ≥ r_k around it.
-		var sub []float64
-		if c.eps > 0 {
-			sub = make([]float64, c.f)
+		if sub != nil {
 			c.kind.Maximizer(sub, u[:c.f])
 		}
-		rows := make([][]float64, len(ks))
-		rhs, lam, a2 = rhs[:0], lam[:0], a2[:0]
+		a := mat.NewDense(len(ks), c.d, nil)
+		r := make([]float64, len(ks))
 		for q, k := range ks {
-			a := make([]float64, c.d)
-			floats.ScaleTo(a, c.sgn.At(k, i), c.p.X.RawRowView(k))
+			row := a.RawRowView(q)
+			floats.ScaleTo(row, c.sgn.At(k, i), c.p.X.RawRowView(k))
 			if sub != nil {
-				floats.AddScaled(a[:c.f], -c.eps, sub)
+				floats.AddScaled(row[:c.f], -c.eps, sub)
 			}
-			rows[q] = a
-			rhs = append(rhs, target*c.xnorm[k]*nu-xu[k])
-			lam = append(lam, 0)
-			a2 = append(a2, floats.Dot(a, a))
+			r[q] = target*c.xnorm[k]*nu - xu[k]
 		}
-		clear(delta)
-		for sweep := 0; sweep < 300; sweep++ {
-			worst := 0.0
-			for q, k := range ks {
-				if a2[q] == 0 {
-					continue
-				}
-				short := rhs[q] - floats.Dot(rows[q], delta)
-				worst = math.Max(worst, short/(c.xnorm[k]*nu))
-				nl := math.Max(0, lam[q]+short/a2[q])
-				if step := nl - lam[q]; step != 0 {
-					floats.AddScaled(delta, step, rows[q])
-					lam[q] = nl
-				}
-			}
-			if worst <= 0.5*target {
-				break
-			}
+		if !solve(a, r, delta) {
+			break
 		}
 		floats.Add(u, delta)
 		if c.minMargin(i, u, xu) >= 0 {
@@ -200,53 +187,51 @@ func (c *Certifier) nudge(i int, u, xu []float64) bool {
 	return false
 }
 
-// nudgeEqual is nudge's first try: the least-norm δ with the selected
-// margins' linearizations equal to the target (δ = A⁺r, a least-squares
-// solve), which converges in a round or two when at most d rows are
-// active, where Hildreth's method may need thousands of sweeps. On
-// failure u and xu are as on entry.
-func (c *Certifier) nudgeEqual(i int, u, xu []float64, nu float64) bool {
-	orig := append([]float64(nil), u...)
-	in := make([]bool, c.n)
-	var ks []int
-	target := nudgeTarget
-	var sub []float64
-	if c.eps > 0 {
-		sub = make([]float64, c.f)
+// leastNormEqual sets δ = A⁺r, the least-norm solution of Aδ = r (a
+// least-squares solve), which lifts the selected margins in a round or two
+// when at most d rows are active.
+func leastNormEqual(a *mat.Dense, r, delta []float64) bool {
+	var x mat.VecDense
+	if err := x.SolveVec(a, mat.NewVecDense(len(r), r)); err != nil {
+		return false
 	}
-	for round := 0; round < 8; round++ {
-		for k, m := range xu {
-			if !in[k] && m < nudgeNear*c.xnorm[k]*nu {
-				in[k] = true
-				ks = append(ks, k)
+	copy(delta, x.RawVector().Data)
+	return true
+}
+
+// hildreth sets δ to the least-norm solution of Aδ ≥ r by Hildreth's dual
+// coordinate ascent (δ = Aᵀλ, λ ≥ 0), for at most 300 sweeps or until no
+// row is short by more than half its right-hand side's scale; it holds
+// also when more rows are active than δ has entries, where
+// leastNormEqual's equalities may have no solution.
+func hildreth(a *mat.Dense, r, delta []float64) bool {
+	rows, _ := a.Dims()
+	lam := make([]float64, rows)
+	a2 := make([]float64, rows)
+	for q := range a2 {
+		a2[q] = floats.Dot(a.RawRowView(q), a.RawRowView(q))
+	}
+	clear(delta)
+	for sweep := 0; sweep < 300; sweep++ {
+		worst := 0.0
+		for q := 0; q < rows; q++ {
+			if a2[q] == 0 {
+				continue
 			}
-		}
-		if sub != nil {
-			c.kind.Maximizer(sub, u[:c.f])
-		}
-		a := mat.NewDense(len(ks), c.d, nil)
-		r := mat.NewVecDense(len(ks), nil)
-		for q, k := range ks {
 			row := a.RawRowView(q)
-			floats.ScaleTo(row, c.sgn.At(k, i), c.p.X.RawRowView(k))
-			if sub != nil {
-				floats.AddScaled(row[:c.f], -c.eps, sub)
+			short := r[q] - floats.Dot(row, delta)
+			worst = math.Max(worst, short-0.5*math.Abs(r[q]))
+			nl := math.Max(0, lam[q]+short/a2[q])
+			if step := nl - lam[q]; step != 0 {
+				floats.AddScaled(delta, step, row)
+				lam[q] = nl
 			}
-			r.SetVec(q, target*c.xnorm[k]*nu-xu[k])
 		}
-		var delta mat.VecDense
-		if err := delta.SolveVec(a, r); err != nil {
+		if worst <= 0 {
 			break
 		}
-		floats.Add(u, delta.RawVector().Data)
-		if c.minMargin(i, u, xu) >= 0 {
-			return true
-		}
-		target *= 2
 	}
-	copy(u, orig)
-	c.minMargin(i, u, xu)
-	return false
+	return true
 }
 
 // shift moves u (in place) along the interior direction e of pattern i by
