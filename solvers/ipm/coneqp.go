@@ -225,6 +225,13 @@ type qpOps interface {
 	solve(x, y, z []float64) error
 }
 
+// gapAware is a KKT solver that chooses its factorization by how close the
+// iterate is to the solution: step tells it the relative gap before each
+// factorization.
+type gapAware interface {
+	atGap(relgap float64)
+}
+
 // coneProblem is a cone QP given by operators; offset is added to both
 // objectives (a constant of the objective left out of the QP).
 type coneProblem struct {
@@ -678,6 +685,9 @@ func (s *ipm) step(m measures) (float64, error) {
 	p, k, w := s.p, s.p.k, s.w
 	if err := w.compute(s.s, s.z); err != nil {
 		return 0, err
+	}
+	if g, ok := p.ops.(gapAware); ok {
+		g.atGap(m.relgap)
 	}
 	if err := p.ops.factor(w); err != nil {
 		return 0, err

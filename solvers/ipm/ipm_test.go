@@ -160,50 +160,61 @@ func TestIPMStatus(t *testing.T) {
 }
 
 // TestIPMKKTSolve checks the structured KKT solver against the unreduced
-// system at a random interior scaling.
+// system at a random interior scaling, with either factorization (the
+// orthogonal one and the normal equations of normalFactor).
 func TestIPMKKTSolve(t *testing.T) {
 	for _, c := range []testprog.Instance{ipmInstances[1], ipmInstances[5]} {
-		t.Run(c.String(), func(t *testing.T) {
-			p := testprog.Random(t, c)
-			nc := newNetCone(p)
-			cp := nc.problem()
-			rng := rand.New(rand.NewPCG(c.Seed, 99))
-			s, z := coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)
-			w := newNTScaling(cp.k)
-			if err := w.compute(s, z); err != nil {
-				t.Fatal(err)
-			}
-			if err := nc.factor(w); err != nil {
-				t.Fatal(err)
-			}
-			bx, bz := make([]float64, len(cp.c)), make([]float64, cp.k.Dim())
-			for i := range bx {
-				bx[i] = rng.NormFloat64()
-			}
-			for i := range bz {
-				bz[i] = rng.NormFloat64()
-			}
-			x, z2 := append([]float64(nil), bx...), append([]float64(nil), bz...)
-			if err := nc.solve(x, nil, z2); err != nil {
-				t.Fatal(err)
-			}
-			// Residual of [Q Gᵀ; G −W²](x, z2) = (bx, bz).
-			rx := make([]float64, len(bx))
-			nc.mulQ(rx, x)
-			nc.mulGT(rx, z2, 1, 1)
-			rz := make([]float64, len(bz))
-			nc.mulG(rz, x, 1, 0)
-			wz := append([]float64(nil), z2...)
-			w.scale(wz)
-			w.scale(wz)
-			floats.Sub(rz, wz)
-			floats.Sub(rx, bx)
-			floats.Sub(rz, bz)
-			scale := 1 + floats.Norm(x, math.Inf(1)) + floats.Norm(z2, math.Inf(1))
-			if e := math.Max(floats.Norm(rx, math.Inf(1)), floats.Norm(rz, math.Inf(1))) / scale; e > 1e-9 {
-				t.Fatalf("relative KKT residual %v", e)
-			}
-		})
+		for _, normal := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/normal=%v", c, normal), func(t *testing.T) {
+				testIPMKKTSolve(t, c, normal)
+			})
+		}
+	}
+}
+
+func testIPMKKTSolve(t *testing.T, c testprog.Instance, normal bool) {
+	p := testprog.Random(t, c)
+	nc := newNetCone(p)
+	cp := nc.problem()
+	rng := rand.New(rand.NewPCG(c.Seed, 99))
+	s, z := coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)
+	w := newNTScaling(cp.k)
+	if err := w.compute(s, z); err != nil {
+		t.Fatal(err)
+	}
+	nc.normalEq = normal
+	if err := nc.factor(w); err != nil {
+		t.Fatal(err)
+	}
+	if nc.normalEq != normal {
+		t.Fatalf("factored with normalEq = %v, asked for %v", nc.normalEq, normal)
+	}
+	bx, bz := make([]float64, len(cp.c)), make([]float64, cp.k.Dim())
+	for i := range bx {
+		bx[i] = rng.NormFloat64()
+	}
+	for i := range bz {
+		bz[i] = rng.NormFloat64()
+	}
+	x, z2 := append([]float64(nil), bx...), append([]float64(nil), bz...)
+	if err := nc.solve(x, nil, z2); err != nil {
+		t.Fatal(err)
+	}
+	// Residual of [Q Gᵀ; G −W²](x, z2) = (bx, bz).
+	rx := make([]float64, len(bx))
+	nc.mulQ(rx, x)
+	nc.mulGT(rx, z2, 1, 1)
+	rz := make([]float64, len(bz))
+	nc.mulG(rz, x, 1, 0)
+	wz := append([]float64(nil), z2...)
+	w.scale(wz)
+	w.scale(wz)
+	floats.Sub(rz, wz)
+	floats.Sub(rx, bx)
+	floats.Sub(rz, bz)
+	scale := 1 + floats.Norm(x, math.Inf(1)) + floats.Norm(z2, math.Inf(1))
+	if e := math.Max(floats.Norm(rx, math.Inf(1)), floats.Norm(rz, math.Inf(1))) / scale; e > 1e-9 {
+		t.Fatalf("relative KKT residual %v", e)
 	}
 }
 
