@@ -439,7 +439,8 @@ type ipm struct {
 	cdsv, corr   []float64 // centrality correctors: d_s before the corrector, the correction
 	sdx, sdy     []float64 // the direction before a corrector
 	sdz, sds     []float64
-	solves       int // calls of qpOps.solve since the last trace line
+	solves       int     // calls of qpOps.solve since the last trace line
+	refineTol    float64 // kktSolve refines while the residual exceeds this times the right-hand side (see refinementTol)
 	best         *coneSolution
 	bestMerit    float64
 	bestTau      float64
@@ -458,7 +459,8 @@ func newIPM(p *coneProblem) *ipm {
 		tm: v(m), tx: v(nx), ex: v(nx), ey: v(ny), ez: v(m), cx: v(nx), cy: v(ny), cz: v(m), fx: v(nx), fy: v(ny),
 		aff: v(m), aff2: v(m), cdsv: v(m), corr: v(m), sdx: v(nx), sdy: v(ny), sdz: v(m), sds: v(m),
 		bestX: v(nx), bestY: v(ny), bestZ: v(m), bestS: v(m),
-		nc: math.Max(1, floats.Norm(p.c, 2)), nh: math.Max(1, floats.Norm(p.h, 2)), nb: math.Max(1, floats.Norm(p.b, 2)),
+		refineTol: 1e-15,
+		nc:        math.Max(1, floats.Norm(p.c, 2)), nh: math.Max(1, floats.Norm(p.h, 2)), nb: math.Max(1, floats.Norm(p.b, 2)),
 	}
 }
 
@@ -510,7 +512,7 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 	s.solves++
 	res := s.kktResidual(x, y, z)
 	scale := math.Max(1, math.Max(maxAbs(s.fx), maxAbs(s.fy)))
-	for it := 0; it < ipmRefine && res > 1e-15*scale; it++ {
+	for it := 0; it < ipmRefine && res > s.refineTol*scale; it++ {
 		if err := ops.solve(s.ex, s.ey, s.ez); err != nil {
 			return err
 		}
@@ -532,6 +534,24 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 		}
 	}
 	return nil
+}
+
+// refinementTol is the relative residual of a KKT solve below which
+// kktSolve does not refine, at an iterate whose smallest of relative gap,
+// primal and dual residual is r: 10⁻³·r, in [10⁻¹⁵, 10⁻⁹]. Directions
+// solved to that accuracy change the step by far less than what the step
+// is to reduce, and each refinement costs a solve: on mid-size robust
+// hinge (MNIST 2 vs 8, n = 2000, d = 50, P = 48) refining to 10⁻¹⁵
+// throughout took about 16 solves per iteration and half of the time, for
+// the same iterations. A program whose model follows the iterate
+// (coneProblem.relinearize) refines to 10⁻¹⁵ throughout: its residuals jump
+// with the model, and a robust BCE program solved with this rule stalled
+// at a primal residual of 2·10⁻⁸.
+func refinementTol(r float64) float64 {
+	if !(r > 0) {
+		return 1e-15
+	}
+	return math.Max(1e-15, math.Min(1e-9, 1e-3*r))
 }
 
 // kktResidual sets (ex, ey) to the residual (fx − Qx − Aᵀy − Gᵀz, fy − Ax)
@@ -688,6 +708,9 @@ func (s *ipm) step(m measures) (float64, error) {
 	}
 	if g, ok := p.ops.(gapAware); ok {
 		g.atGap(m.relgap)
+	}
+	if p.relinearize == nil {
+		s.refineTol = refinementTol(math.Min(m.relgap, math.Min(m.pres, m.dres)))
 	}
 	if err := p.ops.factor(w); err != nil {
 		return 0, err
