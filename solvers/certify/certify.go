@@ -117,6 +117,12 @@ type Certifier struct {
 	// Refine caps the projected-gradient steps on the multipliers per
 	// Bound; 0 means 2000, negative none.
 	Refine int
+	// Enough, when positive, stops the refinement once every group's
+	// s_j ≤ β(1 + Enough): the bound is then within about Enough
+	// (relative) of what an exact refinement would give, and still valid.
+	// An excess e costs about e of relative gap: a solver that wants a
+	// certified gap T can set it to T/2.
+	Enough float64
 
 	p      *solvers.Program
 	pert   solvers.Perturbation

@@ -111,6 +111,13 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						// A certifier that refines only to 1 % of β over: its
+						// bounds must be as valid.
+						rough, err := New(in.p, in.pert)
+						if err != nil {
+							t.Fatal(err)
+						}
+						rough.Enough = 0.01
 						rng := rand.New(rand.NewPCG(uint64(k), 3))
 						sol := weightsOf(opt.V, opt.W)
 						noisy := solvers.Weights{V: mat.DenseCopyOf(sol.V), W: mat.DenseCopyOf(sol.W)}
@@ -140,6 +147,9 @@ func TestBoundsEncloseTheOptimum(t *testing.T) {
 							}
 							if b.Lower > opt.Objective+tol || b.Upper < opt.Objective-tol {
 								t.Errorf("%s at %s: bounds [%.12g, %.12g] miss the optimum %.12g", in.name, pt.name, b.Lower, b.Upper, opt.Objective)
+							}
+							if rb, err := rough.Bound(pt.wt, pt.hint); err != nil || rb.Lower > opt.Objective+tol {
+								t.Errorf("%s at %s with Enough = %g: lower bound %.12g above the optimum %.12g (%v)", in.name, pt.name, rough.Enough, rb.Lower, opt.Objective, err)
 							}
 							viol, _ := solvers.RobustViolation(in.p, b.Feasible, in.pert)
 							obj, _ := cert.objective(b.Feasible)

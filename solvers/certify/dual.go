@@ -302,10 +302,16 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 	// group that holds (a hint's slopes stay exact); then W with them, for
 	// what α alone cannot close.
 	s := c.refineWith(m, w, false, rad, alpha, (steps+1)/2)
-	if floats.Max(s) <= c.p.Beta {
+	if c.enough(s) {
 		return s
 	}
 	return c.refineWith(m, w, true, rad, alpha, steps/2)
+}
+
+// enough reports whether the groups' s_j need no more refinement: every
+// s_j ≤ β, or ≤ β(1 + Enough) when Enough is set.
+func (c *Certifier) enough(s []float64) bool {
+	return floats.Max(s) <= c.p.Beta*(1+math.Max(0, c.Enough))
 }
 
 // refineWith is refine's loop: steps projected-gradient steps on α, and on
@@ -353,7 +359,7 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 	h := mat.NewDense(c.d, np, nil)
 	wj := make([]float64, ng)
 	mark, markAt := floats.Max(best.s), 0
-	for it := 0; it < steps && bestVal > 0; it++ {
+	for it := 0; it < steps && !c.enough(best.s); it++ {
 		if mw != nil {
 			c.coeffs(cc, m, yW)
 		}
