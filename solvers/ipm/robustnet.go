@@ -669,32 +669,23 @@ func (rn *robustNet) factorGroup(j int, wk *robustWork) error {
 	var sw float64
 	q := wk.b1[:d]
 	clear(q)
-	if rn.ggram.Data != nil {
-		for k := 0; k < n; k++ {
-			om := rn.orthWeight(r + k)
-			xk := rn.x.Data[k*rn.x.Stride : k*rn.x.Stride+d]
-			floats.AddScaled(q, om*rn.sgn[i*n+k], xk)
-			sw += om
+	xw := wk.xw // nil when factor has formed the Gram matrix (gramProduct)
+	for k := 0; k < n; k++ {
+		om := rn.orthWeight(r + k)
+		xk := rn.x.Data[k*rn.x.Stride : k*rn.x.Stride+d]
+		floats.AddScaled(q, om*rn.sgn[i*n+k], xk)
+		sw += om
+		if xw != nil {
+			floats.ScaleTo(xw[k*d:(k+1)*d], math.Sqrt(om), xk)
 		}
+	}
+	if xw != nil {
+		localBLAS.Dsyrk(blas.Lower, blas.Trans, d, n, 1, xw, d, 1, m, mg)
+	} else {
 		gram := rn.ggram.Data[j*rn.ggram.Stride:]
 		for a := 0; a < d; a++ {
 			copy(m[a*mg:a*mg+a+1], gram[packedIndex(a, 0):packedIndex(a, a)+1])
 		}
-	} else {
-		xw := wk.xw[:n*d]
-		for k := 0; k < n; k++ {
-			om := rn.orthWeight(r + k)
-			sq := math.Sqrt(om)
-			xk := rn.x.Data[k*rn.x.Stride : k*rn.x.Stride+d]
-			row := xw[k*d : (k+1)*d]
-			so := om * rn.sgn[i*n+k]
-			for l, v := range xk {
-				row[l] = sq * v
-				q[l] += so * v
-			}
-			sw += om
-		}
-		localBLAS.Dsyrk(blas.Lower, blas.Trans, d, n, 1, xw, d, 1, m, mg)
 	}
 	aux := d + 1
 	if rn.na > 0 {
@@ -837,14 +828,14 @@ func (rn *robustNet) factor(w *ntScaling) error {
 	d, np := rn.d, rn.np
 	// The groups' Gram matrices Xᵀdiag(ω_j)X, in one product when they
 	// are large (see gramProduct).
-	for j := 0; j < rn.ng && rn.ggram.Data != nil; j++ {
-		r := rn.groupRow(j)
-		row := rn.gw.Data[j*rn.gw.Stride : j*rn.gw.Stride+rn.n]
-		for k := range row {
-			row[k] = rn.orthWeight(r + k)
-		}
-	}
 	if rn.ggram.Data != nil {
+		for j := 0; j < rn.ng; j++ {
+			r := rn.groupRow(j)
+			row := rn.gw.Data[j*rn.gw.Stride : j*rn.gw.Stride+rn.n]
+			for k := range row {
+				row[k] = rn.orthWeight(r + k)
+			}
+		}
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, rn.gw, rn.xxt, 0, rn.ggram)
 	}
 	if err := rn.parallel(rn.ng, func(wk *robustWork, j int) error { return rn.factorGroup(j, wk) }); err != nil {
