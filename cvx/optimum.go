@@ -16,7 +16,9 @@ import (
 // ipm.MethodFor chooses: the interior-point method when the loss is squared
 // or hinge and its matrices fit in memory (ipm.MemoryEstimate,
 // ipm.RobustMemoryEstimate; run with ipm.Options.Gap: certified at each
-// iterate that meets its tolerance, which tightens until the gap holds), the proximal Newton method (ipm.Newton) for a
+// iterate that meets its tolerance, which tightens until the gap holds), on
+// large robust programs (ℓ∞ set) through ipm.WorkingSet over patterns
+// (Solution.Iterations counts its rounds), the proximal Newton method (ipm.Newton) for a
 // standard program with the BCE or logistic loss, otherwise ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
 // its multipliers until the gap is reached, at most maxIter iterations (0
 // means 100000). The Solution's Status is "gap reached" or "gap not
@@ -69,6 +71,36 @@ func optimum(ctx context.Context, prog *solvers.Program, pert solvers.Perturbati
 		}
 		if stop != nil {
 			return s, fmt.Errorf("cvx: Optimum stopped after %d proximal Newton steps: %w", s.Iterations, stop)
+		}
+		return s, nil
+	case ipm.PatternWorkingSet:
+		ws, err := ipm.NewWorkingSet(prog, pert, gap, 0, ipm.Options{}, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		last, stop := ws.Solve(ctx, 0, nil)
+		if last.Round == 0 {
+			return nil, stop
+		}
+		b := last.Bound
+		s := &Solution{Status: gapStatus(b.Gap, gap), Objective: b.Objective, Violation: b.Violation,
+			Iterations: last.Round, Weights: last.Weights, Program: prog, Perturbation: pert}
+		if s.Clean, err = prog.Objective(s.Weights); err != nil {
+			return nil, err
+		}
+		cert, err := certify.New(prog, pert)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.adoptStrict(cert, &b); err != nil {
+			return nil, err
+		}
+		if err := s.complete(t0, b); err != nil {
+			return nil, err
+		}
+		s.Status = gapStatus(s.Gap, gap)
+		if stop != nil {
+			return s, fmt.Errorf("cvx: Optimum stopped after %d working-set rounds: %w", s.Iterations, stop)
 		}
 		return s, nil
 	case ipm.InteriorPoint:

@@ -10,12 +10,13 @@ import (
 	"github.com/convexnn/convexnn/solvers/ipm"
 )
 
-// TestOptimumReachesTheCertifiedGap checks cvx.Optimum on its three paths:
+// TestOptimumReachesTheCertifiedGap checks cvx.Optimum on its four paths:
 // the interior-point method for a squared-loss problem and the proximal
 // Newton method for BCE and the interior-point method for robust BCE (all
 // certified to 1e-6), ADMM (the path of programs too large for those) on
 // robust BCE, certified to 5e-2 within the iteration cap, its bounds
-// enclosing the interior point's; and its refusals.
+// enclosing the interior point's, the working set over patterns on robust
+// hinge (1e-6, enclosing the interior point's optimum); and its refusals.
 func TestOptimumReachesTheCertifiedGap(t *testing.T) {
 	x, y, _ := data.Disk2D(40, 4)
 	sq, err := Optimum(Classify(x, y).Beta(0.05).Bias().SamplePatterns(6, 3), 1e-6, 0)
@@ -43,6 +44,22 @@ func TestOptimumReachesTheCertifiedGap(t *testing.T) {
 		t.Fatalf("robust BCE by ADMM: %v, status %s after %d iterations, certified [%.10g, %.10g] gap %.3g (interior point [%.10g, %.10g])", err, admmSol.Status, admmSol.Iterations, admmSol.Lower, admmSol.Upper, admmSol.Gap, rob.Lower, rob.Upper)
 	}
 	t.Logf("robust BCE by ADMM: certified gap %.3g after %d iterations", admmSol.Gap, admmSol.Iterations)
+	// The working set over patterns, the path of large robust programs
+	// with the ℓ∞ set: the same optimum as the interior-point method.
+	hingeProb := Classify(x, y).Beta(1e-3).Bias().SamplePatterns(12, 3).Robust(0.05, LInf)
+	hingeProg, err := hingeProb.Convex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := optimum(context.Background(), hingeProg, hingeProb.Perturbation(), 1e-8, 0, ipm.InteriorPoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := optimum(context.Background(), hingeProg, hingeProb.Perturbation(), 1e-6, 0, ipm.PatternWorkingSet)
+	if err != nil || ws.Status != "gap reached" || ws.Gap > 1e-6 || ws.Lower > full.Upper || ws.Upper < full.Lower || ws.Network == nil {
+		t.Fatalf("robust hinge by the working set: %v, status %s after %d rounds, certified [%.10g, %.10g] gap %.3g (interior point [%.10g, %.10g])", err, ws.Status, ws.Iterations, ws.Lower, ws.Upper, ws.Gap, full.Lower, full.Upper)
+	}
+	t.Logf("robust hinge by the working set: certified gap %.3g after %d rounds", ws.Gap, ws.Iterations)
 	for _, g := range []float64{0, 1, math.NaN()} {
 		if _, err := Optimum(Classify(x, y).Bias().SamplePatterns(6, 3), g, 0); err == nil || !strings.Contains(err.Error(), "certified gap") {
 			t.Errorf("gap %v: %v", g, err)

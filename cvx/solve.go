@@ -171,7 +171,7 @@ func (s *Solution) adoptStrict(cert *certify.Certifier, b *certify.Bound) error 
 // solution with an error naming the method when ctx stopped it or it ended
 // other than optimal (objective describes where it ended).
 func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective string, res *ipm.Result) (*Solution, error) {
-	cert, err := certify.New(s.Program, s.Perturbation)
+	cert, err := ipm.NewCertifier(s.Program, s.Perturbation)
 	if err != nil {
 		return nil, err
 	}

@@ -538,7 +538,7 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 	}
 	for _, s := range []run{
 		{AccIPM, cone || pert.Eps > 0, cfg.accIPM},
-		{AccWorkingSet, cone && pert.Eps == 0, cfg.accWorkingSet},
+		{AccWorkingSet, cone, cfg.accWorkingSet},
 		{AccNewton, !cone && pert.Eps == 0, cfg.accNewton},
 		{AccADMM, true, cfg.accADMM},
 	} {

@@ -308,7 +308,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := quietFlags("solve")
 	problem := fs.String("problem", "", "problem JSON file (- for stdin)")
 	method := fs.String("method", "fista", "-solver scp: fista (first-order, any size) or ipm (the interior-point method, N×N matrices; reaches 1e-9)")
-	solver := fs.String("solver", "ipm", "ipm, newton (proximal Newton: bce, logistic), admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
+	solver := fs.String("solver", "ipm", "ipm, working-set (interior-point solves on a growing set of patterns: squared, hinge), newton (proximal Newton: bce, logistic), admm, scp, or auto (the method that fits the instance, run to -gap, default 1e-6)")
 	maxIter := fs.Int("max-iter", 0, "iteration limit (0: the solver's default)")
 	tol := fs.Float64("tol", 0, "tolerance (0: the solver's default)")
 	out := fs.String("out", "", "result JSON file (default stdout)")
@@ -318,7 +318,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
 	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
-	const usage = "usage: convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto (robust problems, eps > 0: ipm, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S [-method fista|ipm]] [-out result.json]"
+	const usage = "usage: convexnn solve -problem problem.json -solver ipm|working-set|newton|admm|scp|auto (robust problems, eps > 0: ipm, working-set, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S [-method fista|ipm]] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
 		return badInput("solve: %v\n%s", err, usage)
 	}
@@ -340,9 +340,9 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *solver {
-	case "ipm", "newton", "admm", "scp", "auto":
+	case "ipm", "working-set", "newton", "admm", "scp", "auto":
 	default:
-		return badInput("solve: -solver %q: use ipm, newton, admm, scp or auto", *solver)
+		return badInput("solve: -solver %q: use ipm, working-set, newton, admm, scp or auto", *solver)
 	}
 	if *solver == "auto" && (set["inner"] || set["relax"] || set["rho"]) {
 		return badInput("solve: -inner, -relax and -rho choose an ADMM; -solver auto chooses the method itself (use -solver admm)")
@@ -382,6 +382,9 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if robust && *solver == "newton" {
 		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training: -solver newton solves standard programs; use -solver ipm (squared, hinge) or admm", pert.Eps)
+	}
+	if *solver == "working-set" && p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return badInput("solve: -solver working-set solves the squared and hinge losses (cone programs), not %v: use -solver ipm or auto", p.Loss)
 	}
 	if *solver == "newton" && !p.Loss.Smooth() {
 		return badInput("solve: -solver newton needs a smooth loss (squared, bce, logistic), not %v: use -solver ipm", p.Loss)
@@ -424,6 +427,23 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		wt, res.Status, res.Iterations, hint = r.Weights, r.Status.String(), r.Iterations, r.Dual
+	case "working-set":
+		if *gap == 0 {
+			*gap = 1e-6 // its stopping rule: the status says whether it holds
+		}
+		ws, err := ipm.NewWorkingSet(p, pert, *gap, 0, ipm.Options{Tol: *tol}, nil, nil)
+		if err != nil {
+			return err
+		}
+		last, err := ws.Solve(ctx, *maxIter, nil)
+		if last.Round == 0 {
+			return err
+		}
+		wt, res.Iterations, converged.bound = last.Weights, last.Round, &last.Bound
+		res.Status = "optimal"
+		if err != nil {
+			res.Status = err.Error()
+		}
 	case "newton":
 		g := *gap
 		if g == 0 {
@@ -455,7 +475,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	res.Seconds = time.Since(start).Seconds()
 	bound := converged.bound
 	if bound == nil {
-		cert, err := certify.New(p, pert)
+		cert, err := ipm.NewCertifier(p, pert)
 		if err != nil {
 			return err
 		}
@@ -728,12 +748,15 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // chooseSolver is -solver auto's rule (ipm.MethodFor): the interior-point
 // method when it fits (squared or hinge loss within the memory limit; it
-// reaches 1e-8 in tens of iterations), the proximal Newton method for BCE
-// and logistic, otherwise ADMM run to the gap.
+// reaches 1e-8 in tens of iterations), through the working set over
+// patterns on large robust programs with the ℓ∞ set, the proximal Newton
+// method for BCE and logistic, otherwise ADMM run to the gap.
 func chooseSolver(p *solvers.Program, pert solvers.Perturbation) string {
 	switch ipm.MethodFor(p, pert) {
 	case ipm.InteriorPoint:
 		return "ipm"
+	case ipm.PatternWorkingSet:
+		return "working-set"
 	case ipm.ProximalNewton:
 		return "newton"
 	}

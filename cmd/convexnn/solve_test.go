@@ -128,7 +128,8 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "NaN"}, "-gap NaN"},
 		{[]string{"-problem", hinge, "-solver", "auto", "-rho", "1"}, "-solver auto chooses the method itself"},
 		{[]string{"-problem", hinge, "-solver", "newton"}, "-solver newton needs a smooth loss"},
-		{[]string{"-problem", hinge, "-solver", "bfgs"}, "use ipm, newton, admm, scp or auto"},
+		{[]string{"-problem", writeProblem(t, strings.Replace(randomProblem(10, 2, "hinge", 3), `"loss":"hinge"`, `"loss":"logistic"`, 1)), "-solver", "working-set"}, "-solver working-set solves the squared and hinge losses"},
+		{[]string{"-problem", hinge, "-solver", "bfgs"}, "use ipm, working-set, newton, admm, scp or auto"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},
@@ -443,5 +444,27 @@ func TestSolveAuto(t *testing.T) {
 	nt := solveJSON(t, "-problem", bceProb, "-solver", "newton", "-gap", "1e-9")
 	if nt.Status != "gap reached" || *nt.CertifiedGap > 1e-9 || math.Abs(nt.Objective-bce.Objective) > 1e-6*bce.Objective {
 		t.Fatalf("newton to 1e-9: status %s, gap %v, objective %.10g (auto: %.10g)", nt.Status, *nt.CertifiedGap, nt.Objective, bce.Objective)
+	}
+}
+
+// TestSolveWorkingSet checks -solver working-set on a robust hinge program
+// and a standard squared one: the certified gap reached, and the optimum of
+// -solver ipm (to 1e-6 relative), within its bounds (its refusal of the
+// smooth losses is in TestSolveBadInputNamesTheField's table).
+func TestSolveWorkingSet(t *testing.T) {
+	for _, c := range []struct {
+		loss string
+		eps  float64
+	}{{"hinge", 0.05}, {"squared", 0}} {
+		prob := writeProblem(t, withFields(t, randomProblem(40, 3, c.loss, 7), map[string]any{"eps": c.eps, "P": 12}))
+		ws := solveJSON(t, "-problem", prob, "-solver", "working-set")
+		ref := solveJSON(t, "-problem", prob, "-solver", "ipm", "-gap", "1e-9")
+		if ws.Solver != "working-set" || ws.Status != "gap reached" || *ws.CertifiedGap > 1e-6 ||
+			math.Abs(ws.Objective-ref.Objective) > 1e-6*math.Abs(ref.Objective) ||
+			*ws.LowerBound > ref.Objective*(1+1e-9) || *ws.UpperBound < ref.Objective*(1-1e-9) {
+			t.Fatalf("%s ε = %g: working set %s after %d rounds, objective %.12g in [%.12g, %.12g] (gap %.3g); ipm %.12g",
+				c.loss, c.eps, ws.Status, ws.Iterations, ws.Objective, *ws.LowerBound, *ws.UpperBound, *ws.CertifiedGap, ref.Objective)
+		}
+		t.Logf("%s ε = %g: %d rounds, certified gap %.2g", c.loss, c.eps, ws.Iterations, *ws.CertifiedGap)
 	}
 }

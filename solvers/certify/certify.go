@@ -123,6 +123,14 @@ type Certifier struct {
 	// An excess e costs about e of relative gap: a solver that wants a
 	// certified gap T can set it to T/2.
 	Enough float64
+	// Exact, when set, solves for every group whose s_j exceeds
+	// β(1 + Enough) at the starting multipliers the projection program
+	// of its exact α_j (projectionQP), before the projected-gradient
+	// steps, on programs up to a size (exactBudget). The steps converge
+	// slowly where many multipliers of nearly dependent rows are needed
+	// (groups the point leaves at zero); the exact ones make s_j the
+	// distance of c_j from its dual cone. ipm.NewCertifier sets it.
+	Exact QPSolver
 
 	p      *solvers.Program
 	pert   solvers.Perturbation

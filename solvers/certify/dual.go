@@ -295,17 +295,32 @@ func (c *Certifier) refine(m, w *mat.Dense, rad []float64, alpha *mat.Dense) []f
 	if steps == 0 {
 		steps = 2000
 	}
+	// The exact multipliers first (Exact): each group's α_j solved for,
+	// which the steps then polish (the solver's tolerance leaves s_j
+	// slightly above its minimum, by about the tolerance times ‖c_j‖).
+	exact := func() {
+		if c.Exact != nil && steps > 0 {
+			cc := mat.NewDense(c.d, 2*c.np, nil)
+			c.coeffs(cc, m, w)
+			c.exact(cc, alpha)
+		}
+	}
+	exact()
 	if w == nil || steps < 0 {
 		return c.refineWith(m, w, false, rad, alpha, steps)
 	}
 	// The multipliers alone first: each group's own, they cannot spoil a
 	// group that holds (a hint's slopes stay exact); then W with them, for
-	// what α alone cannot close.
+	// what α alone cannot close, and with Exact once more at the W reached.
 	s := c.refineWith(m, w, false, rad, alpha, (steps+1)/2)
 	if c.enough(s) {
 		return s
 	}
-	return c.refineWith(m, w, true, rad, alpha, steps/2)
+	if s = c.refineWith(m, w, true, rad, alpha, steps/2); c.enough(s) || c.Exact == nil || steps/2 == 0 {
+		return s
+	}
+	exact()
+	return c.refineWith(m, w, false, rad, alpha, (steps+3)/4)
 }
 
 // enough reports whether the groups' s_j need no more refinement: every

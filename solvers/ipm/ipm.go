@@ -79,7 +79,7 @@ type Options struct {
 	// Tol then defaults to Gap/10. Result.Bound holds the certificate of
 	// the returned solution. At most 1.
 	Gap float64
-	// Certifier certifies for Gap; nil means certify.New for the program.
+	// Certifier certifies for Gap; nil means NewCertifier for the program.
 	Certifier *certify.Certifier
 }
 
@@ -225,7 +225,7 @@ func solveChecked(ctx context.Context, cp *coneProblem, o Options, p *solvers.Pr
 	cert := o.Certifier
 	if cert == nil {
 		var err error
-		if cert, err = certify.New(p, pert); err != nil {
+		if cert, err = NewCertifier(p, pert); err != nil {
 			return nil, err
 		}
 	}
@@ -1298,7 +1298,7 @@ func SolveProgram(ctx context.Context, p *solvers.Program, pert solvers.Perturba
 
 // SolveToGap solves p (SolveProgram) to a certified relative gap with
 // Options.Gap (the tolerance from gap/10, tightened in place while the
-// certificate misses the gap, certified by cert or certify.New(p, pert)
+// certificate misses the gap, certified by cert or NewCertifier(p, pert)
 // when nil) and returns the solution with its bounds; the bounds are NaN
 // when there is none (no solution, or one the certifier could not bound).
 func SolveToGap(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, gap float64, o Options, cert *certify.Certifier) (*Result, certify.Bound, error) {

@@ -127,15 +127,21 @@ const (
 	InteriorPoint
 	// ProximalNewton: Newton.
 	ProximalNewton
+	// PatternWorkingSet: WorkingSet (interior-point solves of the program
+	// restricted to a growing set of patterns).
+	PatternWorkingSet
 )
 
 // MethodFor is the rule by which the command line's -solver auto and
 // cvx.Optimum choose: the interior-point method when it fits (Fits: the
-// squared and hinge losses, and every loss of a robust program), the
-// proximal Newton method for a standard program with the BCE or logistic
-// loss whose interior-point solves fit (MemoryEstimate), else NoMethod.
+// squared and hinge losses, and every loss of a robust program), and of it
+// the working set over patterns when workingSetPays; the proximal Newton
+// method for a standard program with the BCE or logistic loss whose
+// interior-point solves fit (MemoryEstimate); else NoMethod.
 func MethodFor(p *solvers.Program, pert solvers.Perturbation) Method {
 	switch {
+	case Fits(p, pert) && workingSetPays(p, pert):
+		return PatternWorkingSet
 	case Fits(p, pert):
 		return InteriorPoint
 	case pert.Eps == 0 && p.Loss.Smooth():
@@ -144,4 +150,22 @@ func MethodFor(p *solvers.Program, pert solvers.Perturbation) Method {
 		}
 	}
 	return NoMethod
+}
+
+// workingSetPays reports whether WorkingSet beats the interior-point method
+// on the whole program: robust programs with the squared or hinge loss and
+// the ℓ∞ set whose whole-program iteration costs at least 10⁹ flops (the
+// dP×dP Cholesky factorization, (dP)³/3, and the samples' sums over pattern
+// pairs, P²nd²/2). Their optima use few of the patterns, and each zero
+// group of the whole program, with all n robust rows active at zero, costs
+// the interior-point method iterations; small programs, the ℓ₂ set and
+// standard programs (whose optima use most patterns) gain nothing
+// (docs/performance.md, "fourth round").
+func workingSetPays(p *solvers.Program, pert solvers.Perturbation) bool {
+	if pert.Eps <= 0 || pert.Norm.Canonical() != solvers.LInf || (p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss) {
+		return false
+	}
+	n, d, np := p.Dims()
+	dp := float64(d * np)
+	return dp*dp*dp/3+float64(np*np)*float64(n)*float64(d*d)/2 >= 1e9
 }

@@ -298,7 +298,7 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 			next = trial
 		}
 	}
-	cert, err := certify.New(p, solvers.Perturbation{})
+	cert, err := NewCertifier(p, solvers.Perturbation{})
 	if err != nil {
 		return NewtonStep{}, err
 	}

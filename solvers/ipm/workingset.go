@@ -89,7 +89,7 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 	if add == 0 {
 		add = max(2, np/8)
 	}
-	cert, err := certify.New(p, pert)
+	cert, err := NewCertifier(p, pert)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +104,9 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 		w.State.Patterns = warmPatterns(p, *warm)
 	}
 	if len(w.State.Patterns) == 0 {
+		// The groups' exact s_j at zero rank them; no steps on the
+		// perturbation slopes (at zero every worst case is one).
+		cert.Refine = 1
 		b, err := cert.Bound(p.NewWeights(), nil)
 		if err != nil {
 			return nil, err
@@ -197,7 +200,7 @@ func (w *WorkingSet) Step(ctx context.Context) (WorkingSetStep, error) {
 	wt := p.NewWeights()
 	// A fresh certifier each round: the round depends on the state alone,
 	// so a resumed run takes the same rounds.
-	cert, err := certify.New(p, pert)
+	cert, err := NewCertifier(p, pert)
 	if err != nil {
 		return WorkingSetStep{}, err
 	}

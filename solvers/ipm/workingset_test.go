@@ -102,3 +102,30 @@ func TestWorkingSetBadInput(t *testing.T) {
 		t.Errorf("unsorted state: %v", err)
 	}
 }
+
+// TestMethodForChoosesTheWorkingSet checks MethodFor's rule for the working
+// set: large robust squared and hinge programs with the ℓ∞ set, not the ℓ₂
+// set, small programs, standard ones or the smooth losses.
+func TestMethodForChoosesTheWorkingSet(t *testing.T) {
+	inf := solvers.Perturbation{Eps: 0.02, Norm: solvers.LInf}
+	for k, c := range []struct {
+		c    testprog.Instance
+		pert solvers.Perturbation
+		want Method
+	}{
+		{testprog.Instance{N: 2000, D: 50, P: 48, Loss: solvers.HingeLoss, Bias: true, Beta: 1e-4, Seed: 1}, inf, PatternWorkingSet},
+		{testprog.Instance{N: 2000, D: 50, P: 48, Loss: solvers.SquaredLoss, Bias: true, Beta: 1e-3, Seed: 2}, inf, PatternWorkingSet},
+		{testprog.Instance{N: 2000, D: 50, P: 48, Loss: solvers.HingeLoss, Bias: true, Beta: 1e-4, Seed: 1}, solvers.Perturbation{Eps: 0.1, Norm: solvers.L2}, InteriorPoint},
+		{testprog.Instance{N: 2000, D: 50, P: 48, Loss: solvers.HingeLoss, Bias: true, Beta: 1e-4, Seed: 1}, solvers.Perturbation{}, InteriorPoint},
+		{testprog.Instance{N: 2000, D: 50, P: 48, Loss: solvers.HingeLoss, Bias: true, Beta: 1e-4, Seed: 1}, inf, InteriorPoint}, // as logistic
+		{testprog.Instance{N: 200, D: 10, P: 60, Loss: solvers.HingeLoss, Bias: true, Beta: 1e-3, Seed: 3}, inf, InteriorPoint},
+	} {
+		p := testprog.Random(t, c.c)
+		if k == 4 {
+			p.Loss = solvers.LogisticLoss // the labels are ±1
+		}
+		if got := MethodFor(p, c.pert); got != c.want {
+			t.Errorf("%v %v: method %d, want %d", c.c, c.pert, got, c.want)
+		}
+	}
+}
