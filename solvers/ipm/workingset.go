@@ -65,10 +65,18 @@ type WorkingSetStep struct {
 	Finished bool // the certified gap is at most the target
 }
 
+// startFloor: the first working set holds the patterns with a group whose
+// dual constraint at zero, s_j of the exact multipliers
+// (certify.Certifier.Exact), is at least startFloor·β. On the robust
+// programs of docs/performance.md the patterns fall into two sets there:
+// s_j ≥ 0.69β (3–8 patterns, those of the optimum) and s_j ≤ 0.03β.
+const startFloor = 0.1
+
 // NewWorkingSet validates the program and the options and starts from st,
 // or, when st is nil, from the patterns of the nonzero groups of warm (a
-// point of any earlier run; nil for none) or else from the Add patterns
-// whose groups violate the dual constraint most at zero.
+// point of any earlier run; nil for none) or else from the patterns whose
+// groups' dual constraints at zero reach startFloor·β (at least two: else
+// the Add patterns whose groups violate them most).
 func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, add int, o Options, st *WorkingSetState, warm *solvers.Weights) (*WorkingSet, error) {
 	if err := checkProgram(p); err != nil {
 		return nil, err
@@ -104,14 +112,17 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 		w.State.Patterns = warmPatterns(p, *warm)
 	}
 	if len(w.State.Patterns) == 0 {
-		// The groups' exact s_j at zero rank them; no steps on the
-		// perturbation slopes (at zero every worst case is one).
+		// The groups' exact s_j at zero (no steps on the perturbation
+		// slopes: at zero every worst case is one).
 		cert.Refine = 1
 		b, err := cert.Bound(p.NewWeights(), nil)
 		if err != nil {
 			return nil, err
 		}
-		w.State.Patterns = worstPatterns(b.Groups, np, nil, add, math.Inf(-1))
+		w.State.Patterns = worstPatterns(b.Groups, np, nil, np, p.Beta*startFloor)
+		if len(w.State.Patterns) < 2 {
+			w.State.Patterns = worstPatterns(b.Groups, np, nil, add, math.Inf(-1))
+		}
 	}
 	if w.State.Tol == 0 {
 		w.State.Tol = o.Tol
@@ -185,6 +196,13 @@ func (w *WorkingSet) Step(ctx context.Context) (WorkingSetStep, error) {
 	}
 	o := w.Options
 	o.Tol = w.State.Tol
+	if o.Gap == 0 {
+		// Certified on the restricted program to half the target, the
+		// tolerance tightened in place (Options.Gap) rather than in a
+		// round that starts again: the groups outside W add nothing to
+		// the gap when their dual constraints hold.
+		o.Gap = w.Gap / 2
+	}
 	var res *Result
 	var err error
 	if pert.Eps > 0 {
@@ -204,6 +222,7 @@ func (w *WorkingSet) Step(ctx context.Context) (WorkingSetStep, error) {
 	if err != nil {
 		return WorkingSetStep{}, err
 	}
+	cert.Enough = w.Gap / 2 // as solveChecked: the refinement stops where the gap needs no more
 	hint := &certify.Hint{Alpha: mat.NewDense(2*np, n, nil)}
 	if res.Dual != nil {
 		hint.Mu, hint.Lambda, hint.Slopes = res.Dual.Mu, res.Dual.Lambda, res.Dual.Slopes

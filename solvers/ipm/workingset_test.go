@@ -45,7 +45,21 @@ func TestWorkingSetReachesTheOptimum(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws, err := NewWorkingSet(p, tc.pert, 1e-6, 0, Options{}, nil, nil)
+			// The default start (the patterns whose dual constraints at zero
+			// reach startFloor·β) and, for the rounds that add patterns and
+			// the exact resume, a start from patterns 0 and 1 that adds two
+			// per round.
+			def, err := NewWorkingSet(p, tc.pert, 1e-6, 0, Options{}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dl, err := def.Solve(context.Background(), 0, nil)
+			if err != nil || dl.Bound.Gap > 1e-6 || dl.Bound.Lower > full.Objective*(1+1e-9) || dl.Bound.Upper < full.Objective*(1-1e-9) {
+				t.Fatalf("working set from its default start: %v, certified [%.12g, %.12g] (gap %.2g), full interior point %.12g", err, dl.Bound.Lower, dl.Bound.Upper, dl.Bound.Gap, full.Objective)
+			}
+			t.Logf("default start: %d rounds, working set %d of %d patterns, certified gap %.2g", dl.Round, dl.Size, tc.c.P, dl.Bound.Gap)
+			start := WorkingSetState{Patterns: []int{0, 1}}
+			ws, err := NewWorkingSet(p, tc.pert, 1e-6, 2, Options{}, &start, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +80,10 @@ func TestWorkingSetReachesTheOptimum(t *testing.T) {
 				t.Fatalf("working set: objective %.12g, certified [%.12g, %.12g] (gap %.2g), full interior point %.12g", last.Bound.Objective, last.Bound.Lower, last.Bound.Upper, last.Bound.Gap, full.Objective)
 			}
 			t.Logf("%d rounds, working set %d of %d patterns, certified gap %.2g, objective off the full solve's by %.1e", last.Round, last.Size, tc.c.P, last.Bound.Gap, rel)
-			again, err := NewWorkingSet(p, tc.pert, 1e-6, 0, Options{}, &saved, nil)
+			if last.Round < 2 {
+				t.Fatalf("from two patterns: %d round(s), want rounds that add patterns", last.Round)
+			}
+			again, err := NewWorkingSet(p, tc.pert, 1e-6, 2, Options{}, &saved, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
