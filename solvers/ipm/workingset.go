@@ -68,8 +68,9 @@ type WorkingSetStep struct {
 // startFloor: the first working set holds the patterns with a group whose
 // dual constraint at zero, s_j of the exact multipliers
 // (certify.Certifier.Exact), is at least startFloor·β. On the robust
-// programs of docs/performance.md the patterns fall into two sets there:
-// s_j ≥ 0.69β (3–8 patterns, those of the optimum) and s_j ≤ 0.03β.
+// programs of docs/performance.md ("fourth round") the patterns fall into
+// two sets there, s_j ≥ 0.69β (4–8 patterns, which hold the optimum's) and
+// s_j ≤ 0.03β, and the first round is the last.
 const startFloor = 0.1
 
 // NewWorkingSet validates the program and the options and starts from st,
