@@ -50,23 +50,8 @@ const exactBudget = 1 << 28
 // the pattern in place; c_j is set by the caller.
 func (c *Certifier) projectionQP(i int) *ProjectionQP {
 	n, d, f := c.n, c.d, c.f
-	aux := 0
-	if c.eps > 0 {
-		aux = 1
-		if c.kind == solvers.LInf {
-			aux = f
-		}
-	}
+	aux, epi, soc := c.projectionShape()
 	nv := d + aux
-	var epi int // epigraph rows after the n cone rows
-	var soc []int
-	switch {
-	case c.eps == 0:
-	case c.kind == solvers.L2:
-		soc = []int{1 + f}
-	default:
-		epi = 2 * f
-	}
 	rows := n + epi
 	for _, q := range soc {
 		rows += q
@@ -104,6 +89,20 @@ func (c *Certifier) projectionQP(i int) *ProjectionQP {
 	return &ProjectionQP{Q: q, C: make([]float64, nv), G: g, H: make([]float64, rows), Orthant: n + epi, SOC: soc}
 }
 
+// projectionShape returns the auxiliaries, the epigraph rows after the n
+// cone rows, and the second-order cones of the projection programs.
+func (c *Certifier) projectionShape() (aux, epi int, soc []int) {
+	switch {
+	case c.eps == 0:
+		return 0, 0, nil
+	case c.kind == solvers.L2:
+		return 1, 0, []int{1 + c.f}
+	case c.kind == solvers.LInf:
+		return c.f, 2 * c.f, nil
+	}
+	return 1, 2 * c.f, nil
+}
+
 // exact replaces, for every group whose s_j (at alpha, coefficients cc)
 // exceeds β(1 + Enough), column j of alpha by the multipliers of its
 // projection program solved by c.Exact, where that lowers s_j, and
@@ -116,51 +115,58 @@ func (c *Certifier) exact(cc, alpha *mat.Dense) []float64 {
 		return s
 	}
 	lim := c.p.Beta * (1 + math.Max(0, c.Enough))
-	probe := c.projectionQP(0)
-	if r, nv := probe.G.Dims(); float64(r)*float64(nv)*float64(nv) > exactBudget {
+	aux, epi, soc := c.projectionShape()
+	rows, nv := float64(c.n+epi), float64(c.d+aux)
+	for _, q := range soc {
+		rows += float64(q)
+	}
+	if rows*nv*nv > exactBudget {
 		return s
 	}
 	np, n := c.np, c.n
 	one := mat.NewDense(c.d, 1, nil)
 	col := mat.NewDense(n, 1, nil)
-	var qp *ProjectionQP
-	pat := -1
-	for j := 0; j < 2*np; j++ {
-		if s[j] <= lim {
+	for i := 0; i < np; i++ { // v_i and w_i share their pattern's program
+		if s[i] <= lim && s[np+i] <= lim {
 			continue
 		}
-		if i := j % np; i != pat || qp == nil {
-			qp, pat = c.projectionQP(i), i
-		}
-		for r := 0; r < c.d; r++ {
-			qp.C[r] = -cc.At(r, j)
-		}
-		z, err := c.Exact(qp)
-		if err != nil || len(z) < n {
-			continue
-		}
-		ok := true
-		for k := 0; k < n; k++ {
-			v := z[k]
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				ok = false
-				break
+		qp := c.projectionQP(i)
+		for _, j := range [2]int{i, np + i} {
+			if s[j] <= lim {
+				continue
 			}
-			col.Set(k, 0, math.Max(v, 0))
-		}
-		if !ok {
-			continue
-		}
-		// s_j at the new column alone (the other groups are unaffected).
-		for r := 0; r < c.d; r++ {
-			one.Set(r, 0, cc.At(r, j))
-		}
-		if sj := c.groupDistance(one, col, j%np); sj < s[j] {
-			alpha.SetCol(j, col.RawMatrix().Data)
-			s[j] = sj
+			c.exactGroup(qp, cc, alpha, s, j, one, col)
 		}
 	}
 	return s
+}
+
+// exactGroup solves group j's projection program qp (its pattern's, c set
+// here from cc) and takes its multipliers as column j of alpha when they
+// lower s[j]; one (d×1) and col (n×1) are scratch.
+func (c *Certifier) exactGroup(qp *ProjectionQP, cc, alpha *mat.Dense, s []float64, j int, one, col *mat.Dense) {
+	for r := 0; r < c.d; r++ {
+		qp.C[r] = -cc.At(r, j)
+	}
+	z, err := c.Exact(qp)
+	if err != nil || len(z) < c.n {
+		return
+	}
+	for k := 0; k < c.n; k++ {
+		v := z[k]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		col.Set(k, 0, math.Max(v, 0))
+	}
+	// s_j at the new column alone (the other groups are unaffected).
+	for r := 0; r < c.d; r++ {
+		one.Set(r, 0, cc.At(r, j))
+	}
+	if sj := c.groupDistance(one, col, j%c.np); sj < s[j] {
+		alpha.SetCol(j, col.RawMatrix().Data)
+		s[j] = sj
+	}
 }
 
 // groupDistance is distances for one group of pattern i: cj (d×1) its
