@@ -40,7 +40,9 @@ type WorkingSet struct {
 	Program      *solvers.Program
 	Perturbation solvers.Perturbation
 	// Gap is the target certified relative gap; Add the number of patterns
-	// added per round (0: max(2, P/8)).
+	// added per round (0: max(2, P/8)). Options are the restricted solves'
+	// (their Gap and Certifier are set by each round: Gap/2, and the
+	// restricted program's own).
 	Gap     float64
 	Add     int
 	Options Options
@@ -197,13 +199,11 @@ func (w *WorkingSet) Step(ctx context.Context) (WorkingSetStep, error) {
 	}
 	o := w.Options
 	o.Tol = w.State.Tol
-	if o.Gap == 0 {
-		// Certified on the restricted program to half the target, the
-		// tolerance tightened in place (Options.Gap) rather than in a
-		// round that starts again: the groups outside W add nothing to
-		// the gap when their dual constraints hold.
-		o.Gap = w.Gap / 2
-	}
+	// Certified on the restricted program (by its own certifier) to half
+	// the target, the tolerance tightened in place (Options.Gap) rather
+	// than in a round that starts again: the groups outside W add nothing
+	// to the gap when their dual constraints hold.
+	o.Gap, o.Certifier = w.Gap/2, nil
 	var res *Result
 	var err error
 	if pert.Eps > 0 {
