@@ -81,7 +81,7 @@ func TestWorkingSetReachesTheOptimum(t *testing.T) {
 			}
 			t.Logf("%d rounds, working set %d of %d patterns, certified gap %.2g, objective off the full solve's by %.1e", last.Round, last.Size, tc.c.P, last.Bound.Gap, rel)
 			if last.Round < 2 {
-				t.Fatalf("from two patterns: %d round(s), want rounds that add patterns", last.Round)
+				t.Fatalf("started with two patterns: %d round(s), want rounds that add patterns", last.Round)
 			}
 			again, err := NewWorkingSet(p, tc.pert, 1e-6, 2, Options{}, &saved, nil)
 			if err != nil {
