@@ -83,8 +83,7 @@ func optimum(ctx context.Context, prog *solvers.Program, pert solvers.Perturbati
 			return nil, stop
 		}
 		b := last.Bound
-		s := &Solution{Status: gapStatus(b.Gap, gap), Objective: b.Objective, Violation: b.Violation,
-			Iterations: last.Round, Weights: last.Weights, Program: prog, Perturbation: pert}
+		s := &Solution{Objective: b.Objective, Violation: b.Violation, Iterations: last.Round, Weights: last.Weights, Program: prog, Perturbation: pert}
 		if s.Clean, err = prog.Objective(s.Weights); err != nil {
 			return nil, err
 		}

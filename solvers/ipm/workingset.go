@@ -223,7 +223,7 @@ func (w *WorkingSet) Step(ctx context.Context) (WorkingSetStep, error) {
 	if err != nil {
 		return WorkingSetStep{}, err
 	}
-	cert.Enough = w.Gap / 2 // as solveChecked: the refinement stops where the gap needs no more
+	cert.Enough = enoughFor(w.Gap)
 	hint := &certify.Hint{Alpha: mat.NewDense(2*np, n, nil)}
 	if res.Dual != nil {
 		hint.Mu, hint.Lambda, hint.Slopes = res.Dual.Mu, res.Dual.Lambda, res.Dual.Slopes
