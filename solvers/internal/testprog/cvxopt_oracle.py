@@ -2,7 +2,7 @@
 """Independent oracle for the interior-point solvers of solvers/ipm, with
 CVXOPT (Debian's python3-cvxopt; run with /usr/bin/python3):
 
-    cvxopt_oracle.py [general | robust] < program.json > answer.json
+    cvxopt_oracle.py [general | robust | batchnorm] < program.json > answer.json
 
 Mode "general" (the default) is the oracle for ipm.Solve, mode "robust" the
 one for ipm.SolveRobust; both read a program on stdin and write
@@ -25,6 +25,10 @@ Squared loss l = 1/2 ||yhat - y||^2: coneqp with P = F'F, q = -F'y
 yhat_k): conelp with slacks xi >= 0, xi_k >= 1 - y_k yhat_k. Both use the
 epigraphs t_j >= ||u_j|| as second-order cones. Variables, in order:
 v_1..v_P, w_1..w_P (d each), t (2P), xi (n, hinge only).
+
+batchnorm: eq. (BNregularizedtrainingconvex), the general program with the
+data U' = [U, 1/sqrt(n)] from the oracle's own SVD of the centred raw X
+(stdin as for general, X without a bias column); the answer adds "rank".
 
 robust: the robust convex training programs of section "Convex Adversarial
 Training" (eq. hinge_adv_D, hinge_adv_D_lp, SOCP3).
@@ -66,7 +70,7 @@ import json
 import math
 import sys
 
-from cvxopt import matrix, spmatrix, solvers
+from cvxopt import lapack, matrix, spmatrix, solvers
 
 
 # ---- both modes -------------------------------------------------------------
@@ -217,6 +221,35 @@ def solve_general(prob):
     return answer(sol, tol, v, w,
                   objective=general_objective(X, y, D, v, w, hinge, beta),
                   solver_objective=sol["primal objective"] + const)
+
+
+# ---- mode "batchnorm" -------------------------------------------------------
+
+def bn_features(X):
+    """U' = [U, 1/sqrt(n)] from the compact SVD (I - 11'/n) X = U S V' of
+    rank r (singular values above max(n, d) * eps * s_1), by LAPACK's gesvd
+    through CVXOPT: the oracle's own centring and SVD."""
+    n, d = len(X), len(X[0])
+    mean = [sum(X[k][l] for k in range(n)) / n for l in range(d)]
+    A = matrix([[X[k][l] - mean[l] for k in range(n)] for l in range(d)])  # n x d, column-major
+    m = min(n, d)
+    S = matrix(0.0, (m, 1))
+    U = matrix(0.0, (n, m))
+    lapack.gesvd(A, S, jobu="S", U=U)
+    cut = max(n, d) * 2.220446049250313e-16 * S[0]
+    r = sum(1 for s in S if s > cut)
+    return [[U[k, l] for l in range(r)] + [1.0 / math.sqrt(n)] for k in range(n)], r
+
+
+def solve_batchnorm(prob):
+    """eq. (BNregularizedtrainingconvex): the general program with U' of the
+    raw data X (no bias column) in place of X."""
+    U, r = bn_features(prob["X"])
+    q = dict(prob)
+    q["X"] = U
+    out = solve_general(q)
+    out["rank"] = r
+    return out
 
 
 # ---- mode "robust" ----------------------------------------------------------
@@ -439,13 +472,13 @@ def solve_robust(prob):
 
 # ---- main -------------------------------------------------------------------
 
-MODES = {"general": solve_general, "robust": solve_robust}
+MODES = {"general": solve_general, "robust": solve_robust, "batchnorm": solve_batchnorm}
 
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "general"
     if mode not in MODES or len(sys.argv) > 2:
-        sys.exit("usage: cvxopt_oracle.py [general | robust] < program.json (one program, or a list of programs)")
+        sys.exit("usage: cvxopt_oracle.py [general | robust | batchnorm] < program.json (one program, or a list of programs)")
     prob = json.load(sys.stdin)
     if isinstance(prob, list):  # a batch: one answer per program
         json.dump([MODES[mode](p) for p in prob], sys.stdout)

@@ -237,6 +237,24 @@ func CVXOPT(t *testing.T, p *solvers.Program) CVXOPTResult {
 	return res
 }
 
+// CVXOPTBatchNormResult is the batch-normalization oracle's answer: its
+// solution in its own basis U′ and the numerical rank r it found.
+type CVXOPTBatchNormResult struct {
+	CVXOPTResult
+	Rank int `json:"rank"`
+}
+
+// CVXOPTBatchNorm solves eq. (BNregularizedtrainingconvex) for the raw data
+// x (no bias column), labels y, patterns d, the loss and β with the oracle,
+// which centres x and computes U′ itself.
+func CVXOPTBatchNorm(t *testing.T, x *mat.Dense, y []float64, d solvers.Patterns, loss solvers.Loss, beta float64) CVXOPTBatchNormResult {
+	t.Helper()
+	p := &solvers.Program{X: x, Y: y, D: d, Loss: loss, Beta: beta}
+	var res CVXOPTBatchNormResult
+	runOracle(t, "batchnorm", inputOf(p), &res)
+	return res
+}
+
 // CVXOPTRobust solves the robust program of p and pert with the robust
 // oracle.
 func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) CVXOPTRobustResult {
