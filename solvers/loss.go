@@ -174,3 +174,87 @@ func Logistic(t float64) float64 {
 	e := math.Exp(t)
 	return e / (1 + e)
 }
+
+// ClipDual moves μ into the domain of the conjugate ℓ*(μ) =
+// sup_ŷ μᵀŷ − ℓ(ŷ, y): for the hinge loss −y_k μ_k ∈ [0, 1/n]; for BCE and
+// logistic, with the margin scale c_k (MarginScale), n μ_k / c_k ∈ [0, 1];
+// the squared loss's ℓ* is finite everywhere. At an optimum μ = ∇ℓ(ŷ) (a
+// subgradient for the hinge loss), which is in the domain.
+func (l Loss) ClipDual(mu, y []float64) {
+	inv := 1 / float64(len(y))
+	switch l {
+	case HingeLoss:
+		for k, yk := range y {
+			a := math.Min(math.Max(-yk*mu[k], 0), inv)
+			mu[k] = -yk * a
+		}
+	case BCELoss, LogisticLoss:
+		for k, yk := range y {
+			s := l.MarginScale(yk)
+			a := math.Min(math.Max(mu[k]/(s*inv), 0), 1)
+			mu[k] = a * s * inv
+		}
+	}
+}
+
+// NegConjugate returns −ℓ*(tμ) for μ in the domain of ℓ* (ClipDual), and
+// the sum of the magnitudes of its terms (for a rounding slack):
+//
+//	squared   ℓ*(μ) = ½‖λ‖² + μᵀy     (λ = |μ|, or lam when not nil, λ_k ≥ |μ_k|)
+//	hinge     ℓ*(μ) = Σ_k y_k μ_k       (−y_k μ_k ∈ [0, 1/n])
+//	BCE, logistic  ℓ*(μ) = (1/n) Σ_k a_k log a_k + (1 − a_k) log(1 − a_k),  a_k = n μ_k / c_k ∈ [0, 1].
+//
+// (A lam above |μ| bounds the conjugate of the robust squared loss.)
+func (l Loss) NegConjugate(mu, lam, y []float64, t float64) (value, magnitude float64) {
+	var s, mag float64
+	switch l {
+	case SquaredLoss:
+		for k, yk := range y {
+			m := t * mu[k]
+			lk := math.Abs(m)
+			if lam != nil {
+				lk = t * lam[k]
+			}
+			v := 0.5*lk*lk + m*yk
+			s -= v
+			mag += 0.5*lk*lk + math.Abs(m*yk)
+		}
+	case HingeLoss:
+		for k, yk := range y {
+			v := -yk * t * mu[k]
+			s += v
+			mag += math.Abs(v)
+		}
+	default:
+		inv := 1 / float64(len(y))
+		for k, yk := range y {
+			a := t * mu[k] / (l.MarginScale(yk) * inv)
+			a = math.Min(math.Max(a, 0), 1)
+			v := inv * (xlogx(a) + xlogx(1-a))
+			s -= v
+			mag += math.Abs(v)
+		}
+	}
+	return s, mag
+}
+
+func xlogx(a float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	return a * math.Log(a)
+}
+
+// CheckLabels reports the first label that is not finite or not one the
+// loss takes (for error messages, prefixed by the caller's package).
+func (l Loss) CheckLabels(y []float64) error {
+	for k, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("y[%d] is %v", k, v)
+		}
+		if !l.ValidLabel(v) {
+			return fmt.Errorf("y[%d] = %v: the %v loss needs labels %s", k, v, l, l.Labels())
+		}
+	}
+	return nil
+}

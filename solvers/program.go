@@ -84,13 +84,8 @@ func (p *Program) Validate() error {
 	if err := CheckFinite("solvers: X", p.X); err != nil {
 		return err
 	}
-	for k, v := range p.Y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("solvers: y[%d] is %v", k, v)
-		}
-		if !p.Loss.ValidLabel(v) {
-			return fmt.Errorf("solvers: y[%d] = %v: the %v loss needs labels %s", k, v, p.Loss, p.Loss.Labels())
-		}
+	if err := p.Loss.CheckLabels(p.Y); err != nil {
+		return fmt.Errorf("solvers: %w", err)
 	}
 	switch p.Loss {
 	case SquaredLoss, HingeLoss, BCELoss, LogisticLoss:
@@ -248,31 +243,8 @@ func (p *Program) Recover(wt Weights) (*Network, error) {
 	if err := CheckFinite("solvers: W", wt.W); err != nil {
 		return nil, err
 	}
-	var tol float64
-	r, _ := wt.V.Dims()
-	for i := 0; i < r; i++ {
-		tol = math.Max(tol, math.Max(floats.Norm(wt.V.RawRowView(i), 2), floats.Norm(wt.W.RawRowView(i), 2)))
-	}
-	tol *= RecoveryTol
-	_, d, np := p.Dims()
-	var cols [][]float64
-	var alpha []float64
-	add := func(row []float64, sign float64) {
-		nrm := floats.Norm(row, 2)
-		if nrm <= tol {
-			return
-		}
-		s := math.Sqrt(nrm)
-		u := make([]float64, d)
-		floats.ScaleTo(u, 1/s, row)
-		cols, alpha = append(cols, u), append(alpha, sign*s)
-	}
-	for i := 0; i < np; i++ {
-		add(wt.V.RawRowView(i), 1)
-	}
-	for i := 0; i < np; i++ {
-		add(wt.W.RawRowView(i), -1)
-	}
+	_, d, _ := p.Dims()
+	cols, alpha := Neurons(rowsOf(wt.V), rowsOf(wt.W))
 	net := &Network{Bias: p.Bias}
 	if len(cols) == 0 {
 		net.U, net.Alpha = mat.NewDense(d, 1, nil), []float64{0}
@@ -314,4 +286,42 @@ func (p *Program) NonconvexObjective(net *Network) (float64, error) {
 		reg += floats.Dot(c, c) + net.Alpha[j]*net.Alpha[j]
 	}
 	return p.Loss.Value(yhat, p.Y) + p.Beta/2*reg, nil
+}
+
+func rowsOf(m *mat.Dense) [][]float64 {
+	r, _ := m.Dims()
+	out := make([][]float64, r)
+	for i := range out {
+		out[i] = m.RawRowView(i)
+	}
+	return out
+}
+
+// Neurons is the one rule of weight recovery (eq. (convex_general) to eq.
+// (nonconvex_general)): every group u of pos and of neg whose norm exceeds
+// RecoveryTol·max‖·‖ over all of them becomes the neuron u/√‖u‖ with output
+// weight √‖u‖ (pos) or −√‖u‖ (neg), so that (xᵀu/√‖u‖)_+·√‖u‖ = (xᵀu)_+ and
+// the neuron's weight decay ½(‖u‖ + ‖u‖) is the group's norm. Program.Recover
+// and the recoveries of the other architectures (cnn) use it.
+func Neurons(pos, neg [][]float64) (units [][]float64, alpha []float64) {
+	var tol float64
+	for _, set := range [][][]float64{pos, neg} {
+		for _, u := range set {
+			tol = math.Max(tol, floats.Norm(u, 2))
+		}
+	}
+	tol *= RecoveryTol
+	for s, set := range [][][]float64{pos, neg} {
+		for _, g := range set {
+			nrm := floats.Norm(g, 2)
+			if nrm <= tol || nrm == 0 {
+				continue
+			}
+			r := math.Sqrt(nrm)
+			u := make([]float64, len(g))
+			floats.ScaleTo(u, 1/r, g)
+			units, alpha = append(units, u), append(alpha, float64(1-2*s)*r)
+		}
+	}
+	return units, alpha
 }

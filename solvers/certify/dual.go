@@ -49,67 +49,13 @@ func (c *Certifier) pointDual(wt solvers.Weights) ([]float64, *mat.Dense, error)
 	return mu, delta, nil
 }
 
-// clipDual moves μ into the domain of ℓ*: for the hinge loss
-// −y_k μ_k ∈ [0, 1/n]; for BCE and logistic, with the margin scale c_k
-// (Loss.MarginScale), n μ_k / c_k ∈ [0, 1]; the squared loss's ℓ* is finite
-// everywhere.
-func (c *Certifier) clipDual(mu []float64) {
-	inv := 1 / float64(c.n)
-	switch c.p.Loss {
-	case solvers.HingeLoss:
-		for k, y := range c.p.Y {
-			a := math.Min(math.Max(-y*mu[k], 0), inv)
-			mu[k] = -y * a
-		}
-	case solvers.BCELoss, solvers.LogisticLoss:
-		for k, y := range c.p.Y {
-			s := c.p.Loss.MarginScale(y)
-			a := math.Min(math.Max(mu[k]/(s*inv), 0), 1)
-			mu[k] = a * s * inv
-		}
-	}
-}
+// clipDual moves μ into the domain of ℓ* (solvers.Loss.ClipDual).
+func (c *Certifier) clipDual(mu []float64) { c.p.Loss.ClipDual(mu, c.p.Y) }
 
-// negConj returns −ℓ*(tμ) for μ in the domain of ℓ*, and the sum of the
-// magnitudes of its terms (for the rounding slack):
-//
-//	squared   ℓ*(μ) = ½‖λ‖² + μᵀy                     (λ_k ≥ |μ_k|: lambdas)
-//	hinge     ℓ*(μ) = Σ_k y_k μ_k                       (−y_k μ_k ∈ [0, 1/n])
-//	BCE, logistic  ℓ*(μ) = (1/n) Σ_k a_k log a_k + (1 − a_k) log(1 − a_k),  a_k = n μ_k / c_k ∈ [0, 1].
+// negConj returns −ℓ*(tμ) and the magnitude of its terms
+// (solvers.Loss.NegConjugate).
 func (c *Certifier) negConj(mu, lam []float64, t float64) (float64, float64) {
-	var s, mag float64
-	switch c.p.Loss {
-	case solvers.SquaredLoss:
-		for k, y := range c.p.Y {
-			m, l := t*mu[k], t*lam[k]
-			v := 0.5*l*l + m*y
-			s -= v
-			mag += 0.5*l*l + math.Abs(m*y)
-		}
-	case solvers.HingeLoss:
-		for k, y := range c.p.Y {
-			v := -y * t * mu[k]
-			s += v
-			mag += math.Abs(v)
-		}
-	default:
-		inv := 1 / float64(c.n)
-		for k, y := range c.p.Y {
-			a := t * mu[k] / (c.p.Loss.MarginScale(y) * inv)
-			a = math.Min(math.Max(a, 0), 1)
-			v := inv * (xlogx(a) + xlogx(1-a))
-			s -= v
-			mag += math.Abs(v)
-		}
-	}
-	return s, mag
-}
-
-func xlogx(a float64) float64 {
-	if a <= 0 {
-		return 0
-	}
-	return a * math.Log(a)
+	return c.p.Loss.NegConjugate(mu, lam, c.p.Y, t)
 }
 
 // lower returns max over t ∈ [0, 1] of L(tμ, tW, tα) (see the package

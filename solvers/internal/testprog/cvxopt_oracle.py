@@ -2,7 +2,7 @@
 """Independent oracle for the interior-point solvers of solvers/ipm, with
 CVXOPT (Debian's python3-cvxopt; run with /usr/bin/python3):
 
-    cvxopt_oracle.py [general | robust | batchnorm] < program.json > answer.json
+    cvxopt_oracle.py [general | robust | batchnorm | ctgeneral] < program.json > answer.json
 
 Mode "general" (the default) is the oracle for ipm.Solve, mode "robust" the
 one for ipm.SolveRobust; both read a program on stdin and write
@@ -29,6 +29,9 @@ v_1..v_P, w_1..w_P (d each), t (2P), xi (n, hinge only).
 batchnorm: eq. (BNregularizedtrainingconvex), the general program with the
 data U' = [U, 1/sqrt(n)] from the oracle's own SVD of the centred raw X
 (stdin as for general, X without a bias column); the answer adds "rank".
+
+ctgeneral: eq. (ct_general) with an explicit F and block-diagonal G (see
+solve_ctgeneral).
 
 robust: the robust convex training programs of section "Convex Adversarial
 Training" (eq. hinge_adv_D, hinge_adv_D_lp, SOCP3).
@@ -252,6 +255,95 @@ def solve_batchnorm(prob):
     return out
 
 
+# ---- mode "ctgeneral" -------------------------------------------------------
+
+def solve_ctgeneral(prob):
+    """eq. (ct_general) with explicit matrices: F (n x N, rows), the group
+    sizes and each group's constraint block G_g (rows, or [] for none):
+
+        minimize   l(F (w - w'), y) + beta * sum_g (||w_g|| + ||w'_g||)
+        subject to G_g w_g >= 0,  G_g w'_g >= 0.
+
+    Variables w, w' (N each), t (2K), xi (n, hinge only); the same cone
+    program as mode general, written over F and the blocks."""
+    F0, y, sizes, blocks = prob["F"], prob["y"], prob["sizes"], prob["G"]
+    loss, beta = prob["loss"], float(prob["beta"])
+    n, N, K = len(F0), len(F0[0]), len(sizes)
+    hinge = loss == "hinge"
+    if loss not in ("squared", "hinge"):
+        raise ValueError("unknown loss %r" % loss)
+    offs = [0]
+    for s in sizes:
+        offs.append(offs[-1] + s)
+    nx = 2 * N + 2 * K + (n if hinge else 0)
+    F = matrix(0.0, (n, nx))
+    for k in range(n):
+        for j in range(N):
+            F[k, j] = F0[k][j]
+            F[k, N + j] = -F0[k][j]
+    vals, rows, cols, h = [], [], [], []
+    row = 0
+    for half in range(2):
+        for g in range(K):
+            for r in blocks[g]:
+                for j, v in enumerate(r):
+                    if v != 0:
+                        vals.append(-v); rows.append(row); cols.append(half * N + offs[g] + j)
+                h.append(0.0)
+                row += 1
+    if hinge:
+        xi0 = 2 * N + 2 * K
+        for k in range(n):
+            vals.append(-1.0); rows.append(row); cols.append(xi0 + k)
+            h.append(0.0)
+            row += 1
+        for k in range(n):
+            for c in range(2 * N):
+                if F[k, c] != 0:
+                    vals.append(-y[k] * F[k, c]); rows.append(row); cols.append(c)
+            vals.append(-1.0); rows.append(row); cols.append(xi0 + k)
+            h.append(-1.0)
+            row += 1
+    nl = row
+    for half in range(2):
+        for g in range(K):
+            vals.append(-1.0); rows.append(row); cols.append(2 * N + half * K + g)
+            h.append(0.0)
+            row += 1
+            for j in range(sizes[g]):
+                vals.append(-1.0); rows.append(row); cols.append(half * N + offs[g] + j)
+                h.append(0.0)
+                row += 1
+    G = spmatrix(vals, rows, cols, (row, nx))
+    h = matrix(h, (row, 1))
+    dims = {"l": nl, "q": [s + 1 for s in sizes] * 2, "s": []}
+    c = matrix(0.0, (nx, 1))
+    for g in range(2 * K):
+        c[2 * N + g] = beta
+    if hinge:
+        for k in range(n):
+            c[2 * N + 2 * K + k] = 1.0 / n
+        const = 0.0
+        attempt = lambda: solvers.conelp(c, G, h, dims)
+    else:
+        c += -(F.T * matrix(y, (n, 1)))
+        const = 0.5 * sum(v * v for v in y)
+        Q = F.T * F
+        attempt = lambda: solvers.coneqp(Q, c, G, h, dims)
+    sol, tol = solve(attempt, retry_inexact=False)
+    x = sol["x"]
+    w = [x[j] for j in range(N)]
+    wp = [x[N + j] for j in range(N)]
+    yhat = [sum(F0[k][j] * (w[j] - wp[j]) for j in range(N)) for k in range(n)]
+    if hinge:
+        lval = sum(max(0.0, 1.0 - y[k] * yhat[k]) for k in range(n)) / n
+    else:
+        lval = 0.5 * sum((yhat[k] - y[k]) ** 2 for k in range(n))
+    reg = sum(math.sqrt(sum(v * v for v in u[offs[g]:offs[g + 1]])) for g in range(K) for u in (w, wp))
+    return answer(sol, tol, [w], [wp], objective=lval + beta * reg,
+                  solver_objective=sol["primal objective"] + const)
+
+
 # ---- mode "robust" ----------------------------------------------------------
 
 def vertices(norm, f, eps):
@@ -472,13 +564,13 @@ def solve_robust(prob):
 
 # ---- main -------------------------------------------------------------------
 
-MODES = {"general": solve_general, "robust": solve_robust, "batchnorm": solve_batchnorm}
+MODES = {"general": solve_general, "robust": solve_robust, "batchnorm": solve_batchnorm, "ctgeneral": solve_ctgeneral}
 
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "general"
     if mode not in MODES or len(sys.argv) > 2:
-        sys.exit("usage: cvxopt_oracle.py [general | robust | batchnorm] < program.json (one program, or a list of programs)")
+        sys.exit("usage: cvxopt_oracle.py [general | robust | batchnorm | ctgeneral] < program.json (one program, or a list of programs)")
     prob = json.load(sys.stdin)
     if isinstance(prob, list):  # a batch: one answer per program
         json.dump([MODES[mode](p) for p in prob], sys.stdout)

@@ -255,6 +255,37 @@ func CVXOPTBatchNorm(t *testing.T, x *mat.Dense, y []float64, d solvers.Patterns
 	return res
 }
 
+// CVXOPTGeneral solves eq. (ct_general) with the dense F (n×N), the group
+// sizes and their constraint blocks (nil: none) with the oracle.
+func CVXOPTGeneral(t *testing.T, f *mat.Dense, sizes []int, blocks []*mat.Dense, y []float64, loss solvers.Loss, beta float64) CVXOPTResult {
+	t.Helper()
+	rowsOf := func(m *mat.Dense) [][]float64 {
+		if m == nil {
+			return [][]float64{}
+		}
+		r, _ := m.Dims()
+		out := make([][]float64, r)
+		for i := range out {
+			out[i] = m.RawRowView(i)
+		}
+		return out
+	}
+	in := struct {
+		F     [][]float64   `json:"F"`
+		Y     []float64     `json:"y"`
+		Sizes []int         `json:"sizes"`
+		G     [][][]float64 `json:"G"`
+		Loss  string        `json:"loss"`
+		Beta  float64       `json:"beta"`
+	}{F: rowsOf(f), Y: y, Sizes: sizes, Loss: loss.String(), Beta: beta}
+	for _, b := range blocks {
+		in.G = append(in.G, rowsOf(b))
+	}
+	var res CVXOPTResult
+	runOracle(t, "ctgeneral", in, &res)
+	return res
+}
+
 // CVXOPTRobust solves the robust program of p and pert with the robust
 // oracle.
 func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) CVXOPTRobustResult {

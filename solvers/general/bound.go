@@ -1,0 +1,422 @@
+package general
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/ipm"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Bound is a certified enclosure Lower ≤ p* ≤ Upper of the optimum p* of
+// eq. (ct_general).
+//
+// Lower is the value of the Lagrangian dual
+//
+//	max −ℓ*(θ)  s.t.  ‖(Fᵀθ − Gᵀα)_g‖ ≤ β,  ‖(−Fᵀθ − Gᵀα′)_g‖ ≤ β  for every group g,  α, α′ ≥ 0
+//
+// at a point made feasible by scaling: θ is the loss's gradient at the
+// point's predictions (for the hinge loss a subgradient, or ADMM's loss
+// dual ρμ), moved into dom ℓ* (solvers.Loss.ClipDual); per group α_g
+// minimizes ‖c_g − G_gᵀα_g‖ over α_g ≥ 0 (c_g = ±(Fᵀθ)_g), by accelerated
+// projected gradient from ADMM's multipliers −ρν; with s the largest of
+// these norms (plus its rounding error), (tθ, tα) is dual feasible for
+// t ≤ β/s, and Lower is the largest −ℓ*(tθ) over those t. Upper is the
+// objective (plus its rounding error) of the point made feasible group by
+// group: a group whose constraints it violates is moved along an interior
+// direction of its cone (restore), and set to zero if that does not make
+// it exactly feasible. Whatever the point and the hints, Lower ≤ p* ≤
+// Upper.
+type Bound struct {
+	Lower, Upper float64
+	// Gap is (Upper − Lower)/|Upper| (Upper − Lower when Upper is 0).
+	Gap float64
+	// Restored is the number of groups changed to make the point feasible;
+	// W, Wp is that point.
+	Restored int
+	W, Wp    []float64
+}
+
+// certifier holds the dense blocks the bounds work with.
+type certifier struct {
+	p     *Program
+	lay   layout
+	fd    *mat.Dense   // F
+	gd    []*mat.Dense // G_g
+	gl    []float64    // ‖G_g‖²
+	steps int
+
+	inner     [][]float64 // per group an interior direction of its cone (interior), nil: none
+	innerDone []bool
+}
+
+func newCertifier(p *Program, fd *mat.Dense, gd []*mat.Dense, gl []float64, steps int) *certifier {
+	return &certifier{p: p, lay: p.layout(), fd: fd, gd: gd, gl: gl, steps: steps}
+}
+
+// Bound certifies the point (w, w′) of the ADMM's state, with its duals as
+// hints.
+func (a *ADMM) Bound() (Bound, error) {
+	st := &a.State
+	rho := st.Rho
+	alpha := func(nu []float64) []float64 {
+		out := make([]float64, len(nu))
+		for i, v := range nu {
+			out[i] = math.Max(0, -rho*v)
+		}
+		return out
+	}
+	var theta []float64
+	if a.split {
+		theta = make([]float64, a.n)
+		floats.ScaleTo(theta, rho, st.Mu)
+	}
+	return a.cert.bound(st.W, st.Wp, theta, alpha(st.Nu), alpha(st.Nup))
+}
+
+// Certify returns the bound of the point (w, w′) of p (see Bound), with
+// steps projected-gradient steps per group (0: 200).
+func Certify(p *Program, w, wp []float64, steps int) (Bound, error) {
+	if err := p.Validate(); err != nil {
+		return Bound{}, err
+	}
+	if steps < 0 {
+		return Bound{}, fmt.Errorf("general: certificate steps %d < 0", steps)
+	}
+	if steps == 0 {
+		steps = 200
+	}
+	gd, gl := groupBlocks(p)
+	return newCertifier(p, dense(p.F), gd, gl, steps).bound(w, wp, nil, nil, nil)
+}
+
+// groupBlocks returns the dense blocks G_g and ‖G_g‖².
+func groupBlocks(p *Program) ([]*mat.Dense, []float64) {
+	gd, gl := make([]*mat.Dense, len(p.Groups)), make([]float64, len(p.Groups))
+	for g, gr := range p.Groups {
+		if gr.G == nil {
+			continue
+		}
+		gd[g] = dense(gr.G)
+		var svd mat.SVD
+		if svd.Factorize(gd[g], mat.SVDNone) {
+			s := svd.Values(nil)
+			gl[g] = s[0] * s[0]
+		}
+	}
+	return gd, gl
+}
+
+const eps = 0x1p-52
+
+func (c *certifier) bound(w, wp, theta, alpha, alphap []float64) (Bound, error) {
+	p := c.p
+	if err := p.checkPoint(w, wp); err != nil {
+		return Bound{}, err
+	}
+	n, nv, _ := p.Dims()
+	// Upper: the point made feasible.
+	b := Bound{W: append([]float64(nil), w...), Wp: append([]float64(nil), wp...)}
+	for g := range p.Groups {
+		for _, x := range [][]float64{b.W, b.Wp} {
+			if c.restore(g, x[c.lay.off[g]:c.lay.off[g+1]]) {
+				b.Restored++
+			}
+		}
+	}
+	up, err := p.Objective(b.W, b.Wp)
+	if err != nil {
+		return Bound{}, err
+	}
+	up *= 1 + float64(n+nv+2)*eps
+	if u0 := p.Loss.Value(make([]float64, n), p.Y); u0 < up {
+		clear(b.W)
+		clear(b.Wp)
+		up = u0 * (1 + float64(n+2)*eps)
+	}
+	b.Upper = up
+
+	// Lower: θ at the given point's predictions.
+	diff := make([]float64, nv)
+	floats.SubTo(diff, w, wp)
+	yhat := make([]float64, n)
+	p.F.Apply(yhat, diff)
+	th := make([]float64, n)
+	switch {
+	case theta != nil && len(theta) == n:
+		copy(th, theta)
+	case p.Loss.Smooth():
+		p.Loss.Grad(th, yhat, p.Y)
+	default: // hinge: a subgradient
+		for k, y := range p.Y {
+			switch m := y * yhat[k]; {
+			case m < 1:
+				th[k] = -y / float64(n)
+			case m == 1:
+				th[k] = -y / float64(2*n)
+			}
+		}
+	}
+	for _, v := range th {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Bound{}, fmt.Errorf("general: the loss dual is not finite")
+		}
+	}
+	p.Loss.ClipDual(th, p.Y)
+	ft := make([]float64, nv)
+	p.F.ApplyT(ft, th)
+	absTh := make([]float64, n)
+	for k, v := range th {
+		absTh[k] = math.Abs(v)
+	}
+	fmag := make([]float64, nv) // |F|ᵀ|θ|: the size of Fᵀθ's rounding error
+	for k := 0; k < n; k++ {
+		floats.AddScaled(fmag, absTh[k], absRow(c.fd.RawRowView(k)))
+	}
+	var smax float64
+	for g, gr := range p.Groups {
+		o, e := c.lay.off[g], c.lay.off[g+1]
+		for half, a0 := range [][]float64{alpha, alphap} {
+			cg := make([]float64, e-o)
+			copy(cg, ft[o:e])
+			if half == 1 {
+				floats.Scale(-1, cg)
+			}
+			var start []float64
+			if a0 != nil && gr.G != nil {
+				start = a0[c.lay.roff[g]:c.lay.roff[g+1]]
+			}
+			s := c.groupNorm(g, cg, fmag[o:e], start, n)
+			smax = math.Max(smax, s)
+		}
+	}
+	tcap := math.Inf(1)
+	if p.Loss != solvers.SquaredLoss {
+		tcap = 1 // dom ℓ* is an interval around 0 that holds θ
+	}
+	if smax > 0 {
+		tcap = math.Min(tcap, p.Beta/smax)
+	}
+	phi := func(t float64) float64 { v, _ := p.Loss.NegConjugate(th, nil, p.Y, t); return v }
+	lo, hi := 0.0, tcap
+	if math.IsInf(hi, 1) { // squared loss with Fᵀθ = 0: −ℓ*(tθ) peaks at t = −θᵀy/‖θ‖²
+		hi = math.Max(0, -floats.Dot(th, p.Y)/math.Max(floats.Dot(th, th), math.SmallestNonzeroFloat64))
+		lo = hi
+	}
+	const golden = 0.6180339887498949
+	for it := 0; it < 100 && hi-lo > 1e-15*math.Max(1, hi); it++ {
+		m1, m2 := hi-golden*(hi-lo), lo+golden*(hi-lo)
+		if phi(m1) < phi(m2) {
+			lo = m1
+		} else {
+			hi = m2
+		}
+	}
+	t := (lo + hi) / 2
+	val, mag := p.Loss.NegConjugate(th, nil, p.Y, t)
+	b.Lower = val - float64(n+2)*eps*mag
+	if b.Lower < 0 {
+		b.Lower = 0 // t = 0 is dual feasible: −ℓ*(0) = inf ℓ = 0 for every loss here
+	}
+	b.Gap = b.Upper - b.Lower
+	if b.Upper != 0 {
+		b.Gap /= math.Abs(b.Upper)
+	}
+	return b, nil
+}
+
+func absRow(r []float64) []float64 {
+	out := make([]float64, len(r))
+	for i, v := range r {
+		out[i] = math.Abs(v)
+	}
+	return out
+}
+
+// groupNorm returns an upper bound on min over α ≥ 0 of ‖c − G_gᵀα‖ (the
+// norm at the best α found, plus its rounding error; cmag bounds the error
+// of c), by FISTA on ½‖c − G_gᵀα‖² from start (nil: zero).
+func (c *certifier) groupNorm(g int, cg, cmag, start []float64, n int) float64 {
+	gd := c.gd[g]
+	if gd == nil || c.gl[g] == 0 {
+		return floats.Norm(cg, 2) + float64(n+2)*eps*floats.Norm(cmag, 2)
+	}
+	m, k := gd.Dims()
+	alpha, y, prev := make([]float64, m), make([]float64, m), make([]float64, m)
+	if start != nil {
+		copy(alpha, start)
+	}
+	r := make([]float64, k)
+	grad := make([]float64, m)
+	resid := func(a []float64) float64 {
+		gt := mat.NewVecDense(k, r)
+		gt.MulVec(gd.T(), mat.NewVecDense(m, a))
+		floats.SubTo(r, cg, r)
+		return floats.Norm(r, 2)
+	}
+	best := resid(alpha)
+	bestA := append([]float64(nil), alpha...)
+	copy(y, alpha)
+	step := 1 / c.gl[g]
+	tk := 1.0
+	for it := 0; it < c.steps; it++ {
+		resid(y)
+		gv := mat.NewVecDense(m, grad)
+		gv.MulVec(gd, mat.NewVecDense(k, r)) // G(c − Gᵀy) = −∇
+		copy(prev, alpha)
+		for i := range alpha {
+			alpha[i] = math.Max(0, y[i]+step*grad[i])
+		}
+		if s := resid(alpha); s < best {
+			best = s
+			copy(bestA, alpha)
+		}
+		tn := (1 + math.Sqrt(1+4*tk*tk)) / 2
+		for i := range y {
+			y[i] = alpha[i] + (tk-1)/tn*(alpha[i]-prev[i])
+		}
+		tk = tn
+	}
+	// Rounding: ‖c − Gᵀα‖ is computed with an error of at most
+	// γ(|c| + |G|ᵀα) per entry, γ = (m + 2)ε, and c carries cmag's.
+	gmag := make([]float64, k)
+	for i := 0; i < m; i++ {
+		if bestA[i] != 0 {
+			floats.AddScaled(gmag, bestA[i], absRow(gd.RawRowView(i)))
+		}
+	}
+	for i := range gmag {
+		gmag[i] = float64(m+2)*eps*(gmag[i]+math.Abs(cg[i])) + float64(n+2)*eps*cmag[i]
+	}
+	return best + floats.Norm(gmag, 2)
+}
+
+// restore makes x (group g's coordinates) satisfy G_g x ≥ 0 exactly, and
+// reports whether it changed it: along an interior direction z of the cone
+// (G_g z > 0 on its nonzero rows; interior), x + τz with the smallest τ
+// that lifts every violated row; without one (or if rounding defeats it),
+// Hildreth's projection onto {G_g x ≥ 0}; else zero.
+func (c *certifier) restore(g int, x []float64) bool {
+	gd := c.gd[g]
+	if gd == nil {
+		return false
+	}
+	m, _ := gd.Dims()
+	gx := make([]float64, m)
+	feasible := func() bool {
+		mat.NewVecDense(m, gx).MulVec(gd, mat.NewVecDense(len(x), x))
+		for _, v := range gx {
+			if v < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if feasible() {
+		return false
+	}
+	if z := c.interior(g); z != nil {
+		gz := make([]float64, m)
+		mat.NewVecDense(m, gz).MulVec(gd, mat.NewVecDense(len(z), z))
+		y := make([]float64, len(x))
+		for try := 0; try < 4; try++ {
+			var tau float64
+			ok := true
+			for r, v := range gx {
+				if v < 0 {
+					if gz[r] <= 0 {
+						ok = false
+						break
+					}
+					tau = math.Max(tau, -v/gz[r])
+				}
+			}
+			if !ok {
+				break
+			}
+			tau *= 1 + 1e-9*math.Pow(1e3, float64(try))
+			floats.AddScaledTo(y, x, tau, z)
+			copy(x, y)
+			if feasible() {
+				return true
+			}
+		}
+	}
+	alpha := make([]float64, m)
+	nr := make([]float64, m)
+	for i := range nr {
+		row := gd.RawRowView(i)
+		nr[i] = floats.Dot(row, row)
+	}
+	for sweep := 0; sweep < 200; sweep++ {
+		for i := 0; i < m; i++ {
+			if nr[i] == 0 {
+				continue
+			}
+			row := gd.RawRowView(i)
+			// Aim a little inside the half-space so that rounding leaves
+			// the row satisfied.
+			d := math.Max(-alpha[i], (1e-12*math.Sqrt(nr[i])*floats.Norm(x, 2)-floats.Dot(row, x))/nr[i])
+			alpha[i] += d
+			floats.AddScaled(x, d, row)
+		}
+		if feasible() {
+			return true
+		}
+	}
+	clear(x)
+	return true
+}
+
+// interior returns (and caches) a direction z with G_g z > 0 on the nonzero
+// rows of G_g, from the LP max t s.t. G_g z ≥ t, −1 ≤ z ≤ 1, t ≤ 1, solved
+// by the interior-point method; nil when the cone has no interior (t* ≤ 0)
+// or the LP fails.
+func (c *certifier) interior(g int) []float64 {
+	if c.inner == nil {
+		c.inner = make([][]float64, len(c.gd))
+		c.innerDone = make([]bool, len(c.gd))
+	}
+	if c.innerDone[g] {
+		return c.inner[g]
+	}
+	c.innerDone[g] = true
+	gd := c.gd[g]
+	m, k := gd.Dims()
+	var rows []int
+	for r := 0; r < m; r++ {
+		if floats.Norm(gd.RawRowView(r), math.Inf(1)) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	nr := len(rows) + 2*k + 1
+	a := mat.NewDense(nr, k+1, nil)
+	h := make([]float64, nr)
+	for i, r := range rows { // −G z + t ≤ 0, rows scaled to unit norm
+		row := gd.RawRowView(r)
+		nrm := floats.Norm(row, 2)
+		for j, v := range row {
+			a.Set(i, j, -v/nrm)
+		}
+		a.Set(i, k, 1)
+	}
+	for j := 0; j < k; j++ {
+		a.Set(len(rows)+2*j, j, 1)
+		h[len(rows)+2*j] = 1
+		a.Set(len(rows)+2*j+1, j, -1)
+		h[len(rows)+2*j+1] = 1
+	}
+	a.Set(nr-1, k, 1)
+	h[nr-1] = 1
+	cost := make([]float64, k+1)
+	cost[k] = -1
+	res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{C: cost, G: a, H: h, K: ipm.Cone{Orthant: nr}}, ipm.Options{})
+	if err != nil || res.X == nil || !(res.X[k] > 1e-9) {
+		return nil
+	}
+	c.inner[g] = append([]float64(nil), res.X[:k]...)
+	return c.inner[g]
+}
