@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -52,7 +53,11 @@ type Problem struct {
 	eps              float64
 	norm             Norm
 	robustP, robustS int
-	err              error
+	// Batch normalization (appendix "One-Hidden-Layer Networks with Batch
+	// Normalization"): the program's data is U′ of the whitening basis.
+	bn    bool
+	basis *batchnorm.Basis
+	err   error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -173,6 +178,12 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.bn && p.bias {
+		return nil, errors.New("cvx: BatchNorm: batch normalization brings each neuron's shift α; drop Bias()")
+	}
+	if p.bn && p.robust() {
+		return nil, errors.New("cvx: BatchNorm: robust training is not available with batch normalization (a perturbation of x is not a ball in the whitened features)")
+	}
 	x := p.design()
 	var d solvers.Patterns
 	switch {
@@ -222,9 +233,53 @@ func (p *Problem) Err() error {
 // Data returns the problem's X (without the bias column) and y.
 func (p *Problem) Data() (*mat.Dense, []float64) { return p.x, p.y }
 
-// design returns X with the bias column appended when asked for.
+// BatchNorm trains a network with full-batch batch normalization of its
+// hidden layer, eq. (BNregularizedtraining), through the convex program
+// eq. (BNregularizedtrainingconvex): the program of eq. (convex_general) on
+// the whitened data U′ = [U, 1/√n] of the compact SVD of the centred X
+// (solvers/batchnorm). Patterns are sampled on U′; every method solves it.
+// BN brings the shift, so Bias is refused with it, and so is robust
+// training (a perturbation of x is not a ball in the whitened features).
+// BatchNormNetwork turns a run's network into the BN network.
+func (p *Problem) BatchNorm() *Problem {
+	if p.err == nil && p.bias {
+		p.err = errors.New("cvx: BatchNorm: batch normalization brings each neuron's shift α; drop Bias()")
+	}
+	if p.err == nil && p.robust() {
+		p.err = errors.New("cvx: BatchNorm: robust training is not available with batch normalization (a perturbation of x is not a ball in the whitened features)")
+	}
+	if p.err == nil {
+		p.basis, p.err = batchnorm.NewBasis(p.x)
+	}
+	p.bn = true
+	return p
+}
+
+// BatchNormNetwork returns the batch-normalized network of net, a network of
+// a run of a BatchNorm problem (on the features U′): first-layer weights,
+// BN scale γ and shift α, output weights, and the training batch statistics
+// it predicts with (batchnorm.Network).
+func (p *Problem) BatchNormNetwork(net *Network) (*batchnorm.Network, error) {
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if !p.bn {
+		return nil, errors.New("cvx: BatchNormNetwork: the problem has no batch normalization (BatchNorm())")
+	}
+	return p.basis.Network(net)
+}
+
+// design returns X with the bias column appended when asked for, or the
+// whitened U′ of a BatchNorm problem.
 func (p *Problem) design() *mat.Dense {
 	n, d := p.x.Dims()
+	if p.bn {
+		u, err := p.basis.Features(p.x)
+		if err != nil {
+			panic(err) // the basis was built from this X
+		}
+		return u
+	}
 	if !p.bias {
 		return p.x
 	}
@@ -254,6 +309,8 @@ type Summary struct {
 	Norm    Norm    `json:",omitempty"`
 	RobustP int     `json:",omitempty"`
 	RobustS int     `json:",omitempty"`
+	// BatchNorm: the program is on the whitened data U′.
+	BatchNorm bool `json:",omitempty"`
 }
 
 func (s Summary) String() string {
@@ -271,13 +328,16 @@ func (s Summary) String() string {
 	if s.Eps > 0 {
 		out += fmt.Sprintf(" robust ε=%g ℓ_%s", s.Eps, s.Norm)
 	}
+	if s.BatchNorm {
+		out += " batch-normalized"
+	}
 	return out
 }
 
 func (p *Problem) summary() Summary {
 	n, d := p.x.Dims()
 	s := Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact,
-		RobustP: p.robustP, RobustS: p.robustS}
+		RobustP: p.robustP, RobustS: p.robustS, BatchNorm: p.bn}
 	if p.robust() {
 		s.Eps, s.Norm = p.eps, p.Perturbation().Norm
 	}
@@ -297,6 +357,9 @@ func (p *Problem) fingerprint(method string) string {
 	if p.robust() || p.robustP > 0 {
 		fmt.Fprintf(h, "robust|%s|%d|%d|", p.Perturbation().Norm, p.robustP, p.robustS)
 		put(p.eps)
+	}
+	if p.bn {
+		fmt.Fprint(h, "batchnorm|")
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {

@@ -44,6 +44,15 @@ type problemJSON struct {
 	P              int                 `json:"P"`
 	Seed           *uint64             `json:"seed"`
 	RobustSampling *robustSamplingJSON `json:"robust_sampling"`
+	// Model is the architecture (see modelInput): "relu" (the default, eq.
+	// convex_general), "batchnorm", "cnn-avg" or "cnn-max"; the CNNs take
+	// Shape (channels, height, width of the images in X's rows, CHW),
+	// Filter, Stride (default 1) and Pad.
+	Model  string `json:"model"`
+	Shape  []int  `json:"shape"`
+	Filter int    `json:"filter"`
+	Stride int    `json:"stride"`
+	Pad    int    `json:"pad"`
 }
 
 // robustSamplingJSON is step 1 of Algorithm "practical convex adversarial
@@ -105,6 +114,12 @@ type resultJSON struct {
 	Eps            float64  `json:"eps,omitempty"`
 	Norm           string   `json:"norm,omitempty"`
 	CleanObjective *float64 `json:"clean_objective,omitempty"`
+	// Model is the problem's "model" when it is not "relu"; BatchNorm and
+	// CNN describe the trained network of those models (Network then holds
+	// the network on the BN features, or the filters as rows of "u").
+	Model     string         `json:"model,omitempty"`
+	BatchNorm *batchNormJSON `json:"batchnorm,omitempty"`
+	CNN       *cnnJSON       `json:"cnn,omitempty"`
 }
 
 // readProblem parses and checks problem JSON, naming the offending field.
@@ -126,6 +141,28 @@ func readProblem(r io.Reader, patterns bool) (*solvers.Program, error) {
 // problem), and samples the patterns by Algorithm adv_train when the field
 // "robust_sampling" is given.
 func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Perturbation, error) {
+	in, err := readInput(r, patterns)
+	if err != nil {
+		return nil, solvers.Perturbation{}, err
+	}
+	if in.model != modelReLU {
+		return nil, in.pert, badInput("problem: field \"model\" = %q: this command takes the two-layer ReLU program (\"relu\") only", in.model)
+	}
+	return in.prog, in.pert, nil
+}
+
+// readInput parses a problem of any model (see readRobustProblem).
+func readInput(r io.Reader, patterns bool) (*modelInput, error) {
+	in := &modelInput{}
+	var err error
+	in.prog, in.pert, err = readModel(r, patterns, in)
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, solvers.Perturbation, error) {
 	var pert solvers.Perturbation
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -207,6 +244,15 @@ func readRobustProblem(r io.Reader, patterns bool) (*solvers.Program, solvers.Pe
 	}
 	if !(*pj.Beta > 0) || math.IsInf(*pj.Beta, 0) {
 		return nil, pert, badInput("problem: field \"beta\" = %v, need 0 < β < ∞", *pj.Beta)
+	}
+	if err := in.setModel(&pj, x, loss, patterns); err != nil {
+		return nil, pert, err
+	}
+	if in.model == modelBatchNorm {
+		x = in.prog.X
+	}
+	if in.cnn != nil {
+		return nil, pert, nil
 	}
 	p := &solvers.Program{X: x, Y: pj.Y, Loss: loss, Beta: *pj.Beta, Bias: pj.Bias}
 	if !patterns {
@@ -372,10 +418,27 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	p, pert, err := readRobustProblem(in, *solver != "scp")
+	mi, err := readInput(in, *solver != "scp")
 	if err != nil {
 		return err
 	}
+	if mi.cnn != nil {
+		switch *solver {
+		case "admm", "ipm", "auto":
+		default:
+			return badInput("solve: model %q is solved by -solver admm, ipm or auto, not %s", mi.model, *solver)
+		}
+		if set["inner"] || set["relax"] {
+			return badInput("solve: -inner and -relax are options of the two-layer ADMM; model %q runs the general ADMM (-rho, -tol, -max-iter, -gap)", mi.model)
+		}
+		return writeResult(stdout, *out, func() (resultJSON, error) {
+			return solveCNN(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)
+		})
+	}
+	if mi.basis != nil && *solver == "scp" {
+		return badInput("solve: model %q is solved by -solver ipm, working-set, newton, admm or auto, not scp", mi.model)
+	}
+	p, pert := mi.prog, mi.pert
 	robust := pert.Eps > 0
 	if robust && *solver == "scp" {
 		return badInput("solve: field \"eps\" = %v asks for robust (adversarial) training, a program of activation patterns: use -solver ipm or -solver admm (not -solver scp)", pert.Eps)
@@ -520,6 +583,11 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	res.V, res.W = rows(wt.V), rows(wt.W)
 	res.D = p.D.Rows()
 	res.Network = networkOf(net)
+	if mi.basis != nil {
+		if err := mi.batchNormResult(&res, net); err != nil {
+			return err
+		}
+	}
 	return writeResult(stdout, *out, func() (resultJSON, error) { return res, nil })
 }
 

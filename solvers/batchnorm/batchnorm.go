@@ -208,8 +208,20 @@ func (p *Problem) Recover(wt solvers.Weights) (*Network, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := p.Basis
+	return p.Basis.Network(lin)
+}
+
+// Network returns the BN network of lin, a two-layer network on the
+// features u′(x) (columns q_j = (γ_j z_j, α_j), output weights a_j): see
+// Problem.Recover.
+func (b *Basis) Network(lin *solvers.Network) (*Network, error) {
+	if err := lin.Validate(); err != nil {
+		return nil, err
+	}
 	r := b.Rank()
+	if lr, _ := lin.U.Dims(); lr != r+1 || lin.Bias {
+		return nil, fmt.Errorf("batchnorm: the network has %d inputs (bias %v), the BN features %d (no bias)", lr, lin.Bias, r+1)
+	}
 	d := len(b.Mean)
 	_, m := lin.U.Dims()
 	net := &Network{W: mat.NewDense(d, m, nil), N: b.N}

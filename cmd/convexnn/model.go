@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/batchnorm"
+	"github.com/convexnn/convexnn/solvers/cnn"
+	"github.com/convexnn/convexnn/solvers/general"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The models of problem.json's "model" field.
+const (
+	modelReLU      = "relu"      // eq. (convex_general)
+	modelBatchNorm = "batchnorm" // eq. (BNregularizedtrainingconvex): X is the raw data
+	modelCNNAvg    = "cnn-avg"   // two-layer CNN, average pooling (solvers/cnn)
+	modelCNNMax    = "cnn-max"   // two-layer CNN, max pooling
+)
+
+// modelInput is a parsed problem of any model: the two-layer program (relu,
+// and batchnorm on the BN features U′, whose basis and raw data are kept)
+// or a CNN problem.
+type modelInput struct {
+	model string
+	prog  *solvers.Program
+	pert  solvers.Perturbation
+	basis *batchnorm.Basis
+	raw   *mat.Dense // batchnorm: the raw data
+	cnn   *cnn.Problem
+}
+
+// setModel checks the model's fields and prepares it: for batchnorm,
+// in.prog holds the program's data U′ (patterns follow as for relu); for
+// the CNNs, in.cnn the problem with its patterns sampled.
+func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss, patterns bool) error {
+	in.model = pj.Model
+	if in.model == "" {
+		in.model = modelReLU
+	}
+	cnnFields := pj.Shape != nil || pj.Filter != 0 || pj.Stride != 0 || pj.Pad != 0
+	switch in.model {
+	case modelReLU:
+		if cnnFields {
+			return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
+		}
+		return nil
+	case modelBatchNorm:
+		switch {
+		case cnnFields:
+			return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
+		case pj.Bias:
+			return badInput("problem: \"model\": \"batchnorm\" takes the raw X: batch normalization brings each neuron's shift, so \"bias\" must be false")
+		case pj.Eps > 0:
+			return badInput("problem: \"model\": \"batchnorm\" has no robust (adversarial) program: a perturbation of x is not a ball in the whitened features (\"eps\" must be 0)")
+		case pj.RobustSampling != nil:
+			return badInput("problem: \"model\": \"batchnorm\" does not take \"robust_sampling\"")
+		}
+		b, err := batchnorm.NewBasis(x)
+		if err != nil {
+			return badInput("problem: field \"X\": %v", err)
+		}
+		u, err := b.Features(x)
+		if err != nil {
+			return badInput("problem: field \"X\": %v", err)
+		}
+		in.basis, in.raw = b, x
+		in.prog = &solvers.Program{X: u}
+		return nil
+	case modelCNNAvg, modelCNNMax:
+	case "two-hidden":
+		return badInput("problem: \"model\": \"two-hidden\" (two-hidden-layer sub-networks) is not available yet; models: relu, batchnorm, cnn-avg, cnn-max")
+	default:
+		return badInput("problem: field \"model\" = %q: want \"relu\" (default), \"batchnorm\", \"cnn-avg\" or \"cnn-max\"", pj.Model)
+	}
+	switch {
+	case !patterns:
+		return badInput("problem: \"model\": %q is solved by -solver admm, ipm or auto, not -solver scp", in.model)
+	case len(pj.Shape) != 3:
+		return badInput("problem: \"model\": %q needs field \"shape\": [channels, height, width] of the images in X's rows (CHW order)", in.model)
+	case pj.Filter < 1:
+		return badInput("problem: \"model\": %q needs field \"filter\" ≥ 1, the filters' side", in.model)
+	case pj.Bias:
+		return badInput("problem: \"model\": %q has no bias (\"bias\" must be false)", in.model)
+	case pj.Eps > 0 || pj.RobustSampling != nil:
+		return badInput("problem: \"model\": %q: robust (adversarial) CNN training is not available yet (\"eps\" must be 0)", in.model)
+	case pj.D != nil:
+		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (the filters' patterns are sampled), not \"D\"", in.model)
+	case pj.P < 1 || pj.Seed == nil:
+		return badInput("problem: \"model\": %q needs field \"P\" ≥ 1 (patterns of random filters) and \"seed\"", in.model)
+	}
+	stride := pj.Stride
+	if stride == 0 {
+		stride = 1
+	}
+	pool := cnn.AvgPool
+	if in.model == modelCNNMax {
+		pool = cnn.MaxPool
+	}
+	cp, err := cnn.New(x, cnn.Shape{C: pj.Shape[0], H: pj.Shape[1], W: pj.Shape[2]}, cnn.Conv{Size: pj.Filter, Stride: stride, Pad: pj.Pad}, pool, pj.Y, loss, *pj.Beta)
+	if err != nil {
+		return badInput("problem: %v", err)
+	}
+	got, err := cp.SamplePatterns(pj.P, *pj.Seed)
+	if err != nil {
+		return badInput("problem: %v", err)
+	}
+	if got < pj.P {
+		warnf("convexnn: warning: %d distinct filter patterns found of the %d asked; solving with %d", got, pj.P, got)
+	}
+	in.cnn = cp
+	return nil
+}
+
+// batchNormJSON is the BN network of a "batchnorm" problem: per neuron the
+// first-layer weights w_j (unit rows of "w"), the BN scale γ and shift α of
+// BN(h) = γ(h − μ)/s + α/√n, the output weights a, and the training batch
+// statistics μ and s it predicts with; rank is the numerical rank r of the
+// centred data (U′ has r + 1 columns).
+type batchNormJSON struct {
+	Rank  int         `json:"rank"`
+	N     int         `json:"n"`
+	W     [][]float64 `json:"w"`
+	Gamma []float64   `json:"gamma"`
+	Alpha []float64   `json:"alpha"`
+	A     []float64   `json:"a"`
+	Mean  []float64   `json:"mean"`
+	Scale []float64   `json:"scale"`
+}
+
+// batchNormResult adds the BN network of net (on the features U′) and its
+// non-convex objective eq. (BNregularizedtraining) with full-batch BN.
+func (in *modelInput) batchNormResult(res *resultJSON, net *solvers.Network) error {
+	bn, err := in.basis.Network(net)
+	if err != nil {
+		return err
+	}
+	if res.NonconvexObjective, err = bn.Objective(in.raw, in.prog.Y, in.prog.Loss, in.prog.Beta); err != nil {
+		return err
+	}
+	var wt mat.Dense
+	wt.CloneFrom(bn.W.T())
+	res.Model = modelBatchNorm
+	res.BatchNorm = &batchNormJSON{Rank: in.basis.Rank(), N: bn.N, W: rows(&wt), Gamma: bn.Gamma, Alpha: bn.Alpha, A: bn.A, Mean: bn.Mean, Scale: bn.Scale}
+	return nil
+}
+
+// cnnJSON describes a CNN result's architecture; the filters are the rows
+// of the result's network "u", their output weights "alpha".
+type cnnJSON struct {
+	Shape   []int  `json:"shape"`
+	Filter  int    `json:"filter"`
+	Stride  int    `json:"stride"`
+	Pad     int    `json:"pad"`
+	Pooling string `json:"pooling"`
+}
+
+// solveCNN solves a CNN problem (eq. ct_general) by the general ADMM or the
+// dense interior-point method (auto: the latter for the squared and hinge
+// losses when it fits, run to the gap, default 1e-6), and certifies it.
+func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
+	start := time.Now()
+	cp := in.cnn
+	gp, err := cp.Program()
+	if err != nil {
+		return resultJSON{}, err
+	}
+	res := resultJSON{Solver: solver, Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model}
+	n, nv, _ := gp.Dims()
+	cone := cp.Loss == solvers.SquaredLoss || cp.Loss == solvers.HingeLoss
+	if solver == "auto" {
+		solver = "admm"
+		if cone && 2*nv+2*len(gp.Groups)+n <= general.MaxIPMVariables {
+			solver = "ipm"
+		}
+		if gap == 0 {
+			gap = 1e-6
+		}
+		res.Solver = solver
+	}
+	var w, wp []float64
+	var bound general.Bound
+	switch solver {
+	case "ipm":
+		if !cone {
+			return res, badInput("solve: -solver ipm solves the squared and hinge losses of model %q, not %v: use -solver admm", in.model, cp.Loss)
+		}
+		if tol == 0 {
+			tol = 1e-9
+			if gap > 0 {
+				tol = gap / 100
+			}
+		}
+		r, err := general.SolveInteriorPoint(ctx, gp, tol)
+		if err != nil {
+			return res, err
+		}
+		w, wp, bound, res.Iterations = r.W, r.Wp, r.Bound, r.Iterations
+		res.Status = r.Status.String()
+	default: // admm
+		if maxIter == 0 {
+			maxIter = 10000
+		}
+		a, err := general.New(gp, general.Options{Rho: rho, AbsTol: tol}, nil)
+		if err != nil {
+			return res, badInput("solve: %v", err)
+		}
+		last, err := a.Solve(ctx, maxIter, gap, 100, nil)
+		if err != nil {
+			return res, err
+		}
+		if last.Bound != nil {
+			bound = *last.Bound
+		} else if bound, err = a.Bound(); err != nil {
+			return res, err
+		}
+		w, wp, res.Iterations = a.State.W, a.State.Wp, a.State.Iter
+		res.Status = "iteration limit"
+		if last.Residuals.Converged {
+			res.Status = "optimal"
+		}
+	}
+	if gap > 0 {
+		res.Status = "gap reached"
+		if bound.Gap > gap {
+			res.Status = "gap not reached"
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
+	if res.Objective, err = gp.Objective(w, wp); err != nil {
+		return res, err
+	}
+	if res.MaxViolation, err = gp.Violation(w, wp); err != nil {
+		return res, err
+	}
+	net, err := cp.Recover(w, wp)
+	if err != nil {
+		return res, err
+	}
+	if res.NonconvexObjective, err = net.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
+		return res, err
+	}
+	var ut mat.Dense
+	ut.CloneFrom(net.U.T())
+	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha}
+	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Pooling: cp.Pool.String()}
+	return res, nil
+}
+
+func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// A batch-normalized problem: the raw X, the program on U′, the BN network
+// in the result with the convex objective.
+func TestSolveBatchNorm(t *testing.T) {
+	body := withFields(t, randomProblem(40, 3, "hinge", 5), map[string]any{"bias": nil, "model": "batchnorm"})
+	for _, solver := range []string{"ipm", "auto"} {
+		res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", solver)
+		if res.Model != "batchnorm" || res.BatchNorm == nil {
+			t.Fatalf("%s: result without the BN network: model %q", solver, res.Model)
+		}
+		bn := res.BatchNorm
+		if bn.Rank != 3 || bn.N != 40 || len(bn.W) != len(bn.Gamma) || len(bn.W[0]) != 3 {
+			t.Errorf("%s: BN network rank %d, n %d, %d neurons of %d weights", solver, bn.Rank, bn.N, len(bn.W), len(bn.W[0]))
+		}
+		if math.Abs(res.NonconvexObjective-res.Objective) > 1e-6*math.Max(1, res.Objective) {
+			t.Errorf("%s: BN network objective %.10g, convex objective %.10g", solver, res.NonconvexObjective, res.Objective)
+		}
+		if *res.CertifiedGap > 1e-6 {
+			t.Errorf("%s: certified gap %.1e", solver, *res.CertifiedGap)
+		}
+	}
+}
+
+// cnnProblem returns n random c×h×w images with labels for the loss.
+func cnnProblem(n int, shape []int, loss, model string, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	d := shape[0] * shape[1] * shape[2]
+	x := make([][]float64, n)
+	y := make([]float64, n)
+	for k := range x {
+		x[k] = make([]float64, d)
+		for j := range x[k] {
+			x[k][j] = rng.Float64()
+		}
+		y[k] = x[k][0] + x[k][d-1] - 1
+		if loss != "squared" {
+			y[k] = math.Copysign(1, y[k])
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"X": x, "y": y, "loss": loss, "beta": 0.01, "model": model, "shape": shape, "filter": 2, "P": 4, "seed": seed})
+	return string(b)
+}
+
+// CNN problems: the certified optimum by -solver auto (the dense
+// interior-point method), ADMM's certificate enclosing it, and the
+// recovered CNN with the convex objective.
+func TestSolveCNN(t *testing.T) {
+	for _, model := range []string{"cnn-avg", "cnn-max"} {
+		for _, loss := range []string{"squared", "hinge"} {
+			prob := writeProblem(t, cnnProblem(12, []int{1, 3, 4}, loss, model, 2))
+			opt := solveJSON(t, "-problem", prob, "-solver", "auto")
+			if opt.Solver != "ipm" || !opt.Auto || opt.CNN == nil || opt.Model != model {
+				t.Fatalf("%s %s: solver %q auto %v model %q", model, loss, opt.Solver, opt.Auto, opt.Model)
+			}
+			if *opt.CertifiedGap > 1e-6 || opt.Status != "gap reached" {
+				t.Errorf("%s %s: %s, certified gap %.1e", model, loss, opt.Status, *opt.CertifiedGap)
+			}
+			if math.Abs(opt.NonconvexObjective-opt.Objective) > 1e-6*math.Max(1, opt.Objective) {
+				t.Errorf("%s %s: CNN objective %.10g, convex %.10g", model, loss, opt.NonconvexObjective, opt.Objective)
+			}
+			if len(opt.Network.U) != len(opt.Network.Alpha) || len(opt.Network.U[0]) != 4 {
+				t.Errorf("%s %s: %d filters of %d entries, %d output weights", model, loss, len(opt.Network.U), len(opt.Network.U[0]), len(opt.Network.Alpha))
+			}
+			ad := solveJSON(t, "-problem", prob, "-solver", "admm", "-max-iter", "300")
+			if *ad.LowerBound > *opt.UpperBound+1e-9 || *ad.UpperBound < *opt.LowerBound-1e-9 {
+				t.Errorf("%s %s: ADMM's bounds [%v, %v] miss the optimum in [%v, %v]", model, loss, *ad.LowerBound, *ad.UpperBound, *opt.LowerBound, *opt.UpperBound)
+			}
+		}
+	}
+}
+
+func TestSolveModelBadInput(t *testing.T) {
+	bn := randomProblem(10, 2, "hinge", 1)
+	img := cnnProblem(6, []int{1, 3, 3}, "hinge", "cnn-avg", 1)
+	for _, c := range []struct {
+		body string
+		args []string
+		want string
+	}{
+		{withFields(t, bn, map[string]any{"model": "batchnorm"}), nil, `"bias" must be false`},
+		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "eps": 0.1}), nil, `no robust`},
+		{withFields(t, bn, map[string]any{"model": "transformer"}), nil, `field "model" = "transformer"`},
+		{withFields(t, bn, map[string]any{"model": "two-hidden"}), nil, `not available yet`},
+		{withFields(t, bn, map[string]any{"filter": 2}), nil, `belong to the models "cnn-avg" and "cnn-max"`},
+		{withFields(t, img, map[string]any{"shape": nil}), nil, `needs field "shape"`},
+		{withFields(t, img, map[string]any{"shape": []int{1, 2, 2}}), nil, `images of shape 1×2×2 have 4`},
+		{withFields(t, img, map[string]any{"filter": 4}), nil, `do not fit`},
+		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
+		{withFields(t, img, map[string]any{"eps": 0.1}), nil, `robust (adversarial) CNN training is not available`},
+		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
+		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
+		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
+		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "P": nil, "seed": nil}), []string{"-solver", "scp", "-neurons", "3"}, `not scp`},
+	} {
+		args := append([]string{"-problem", writeProblem(t, c.body)}, c.args...)
+		err := solveCommand(context.Background(), args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %q", c.args, err, c.want)
+		}
+		if c.want != `squared and hinge losses` && !errors.As(err, new(usageError)) {
+			t.Errorf("%v: %v is not a usage error", c.args, err)
+		}
+	}
+}
