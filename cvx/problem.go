@@ -57,7 +57,9 @@ type Problem struct {
 	// Normalization"): the program's data is U′ of the whitening basis.
 	bn    bool
 	basis *batchnorm.Basis
-	err   error
+	// A two-layer CNN (Conv): the convex program is solvers/cnn's.
+	conv *convSpec
+	err  error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -173,6 +175,9 @@ func (p *Problem) ExactPatterns() *Problem {
 func (p *Problem) Convex() (*solvers.Program, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
+	}
+	if p.conv != nil {
+		return nil, errors.New("cvx: a CNN problem (Conv) is an instance of eq. (ct_general): its program is ConvProgram(); run it with cvx.ADMM{} or cvx.Solve")
 	}
 	loss, err := solvers.ParseLoss(string(p.loss))
 	if err != nil {
@@ -311,6 +316,8 @@ type Summary struct {
 	RobustS int     `json:",omitempty"`
 	// BatchNorm: the program is on the whitened data U′.
 	BatchNorm bool `json:",omitempty"`
+	// Conv describes a two-layer CNN's architecture (empty: none).
+	Conv string `json:",omitempty"`
 }
 
 func (s Summary) String() string {
@@ -331,6 +338,9 @@ func (s Summary) String() string {
 	if s.BatchNorm {
 		out += " batch-normalized"
 	}
+	if s.Conv != "" {
+		out += " " + s.Conv
+	}
 	return out
 }
 
@@ -338,6 +348,9 @@ func (p *Problem) summary() Summary {
 	n, d := p.x.Dims()
 	s := Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact,
 		RobustP: p.robustP, RobustS: p.robustS, BatchNorm: p.bn}
+	if c := p.conv; c != nil {
+		s.Conv = fmt.Sprintf("CNN on %d×%d×%d images, %d×%d filters, stride %d, padding %d, %v", c.shape.C, c.shape.H, c.shape.W, c.conv.Size, c.conv.Size, c.conv.Stride, c.conv.Pad, c.pool)
+	}
 	if p.robust() {
 		s.Eps, s.Norm = p.eps, p.Perturbation().Norm
 	}
@@ -360,6 +373,9 @@ func (p *Problem) fingerprint(method string) string {
 	}
 	if p.bn {
 		fmt.Fprint(h, "batchnorm|")
+	}
+	if c := p.conv; c != nil {
+		fmt.Fprintf(h, "cnn|%+v|%+v|%d|", c.shape, c.conv, c.pool)
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {

@@ -61,6 +61,9 @@ type Solution struct {
 	Weights           solvers.Weights
 	Network           *Network
 	Program           *solvers.Program
+	// CNN is the network of a Conv problem (Weights, Network and Program
+	// are then unset: its program is a general one, Problem.ConvProgram).
+	CNN *CNN
 }
 
 // Solve solves the problem's convex program with the interior-point method:
@@ -76,6 +79,9 @@ func Solve(p *Problem, m IPM) (*Solution, error) {
 // the method stops and returns its best iterate so far (Status "iteration
 // limit") with an error wrapping ctx's.
 func SolveContext(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
+	if p.Err() == nil && p.conv != nil {
+		return solveCNN(ctx, p, m)
+	}
 	prog, err := p.Convex()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,283 @@
+package cvx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/convexnn/convexnn/plots"
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/cnn"
+	"github.com/convexnn/convexnn/solvers/general"
+)
+
+// ImageShape is the channels, height and width of the images in X's rows
+// (CHW order, as data.Set.Shape).
+type ImageShape = cnn.Shape
+
+// CNN is a two-layer convolutional network f(x) = Σ_j α_j pool_k (x_kᵀu_j)_+.
+type CNN = cnn.Network
+
+// convSpec is a problem's CNN architecture.
+type convSpec struct {
+	shape cnn.Shape
+	conv  cnn.Conv
+	pool  cnn.Pooling
+}
+
+// Conv makes the problem a two-layer CNN with global average pooling
+// (MaxPool for max pooling): filter×filter filters over all channels of the
+// images (shape) in X's rows, moved by stride (Padding adds zeros around
+// the images). Its convex program (solvers/cnn, an instance of eq.
+// ct_general) has one group per pattern of a random filter
+// (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
+// interior-point method (small programs). Bias, BatchNorm, robust training
+// and exact patterns are not available with it.
+func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
+	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
+	if p.err == nil {
+		p.err = p.conv.conv.Validate(shape)
+	}
+	if _, d := p.x.Dims(); p.err == nil && d != shape.C*shape.H*shape.W {
+		p.err = fmt.Errorf("cvx: Conv: X's rows have %d entries, images of shape %d×%d×%d have %d", d, shape.C, shape.H, shape.W, shape.C*shape.H*shape.W)
+	}
+	return p
+}
+
+// Padding pads the images of a Conv problem with pad zeros on every side.
+func (p *Problem) Padding(pad int) *Problem {
+	if p.conv == nil {
+		if p.err == nil {
+			p.err = errors.New("cvx: Padding: call Conv first")
+		}
+		return p
+	}
+	p.conv.conv.Pad = pad
+	if p.err == nil {
+		p.err = p.conv.conv.Validate(p.conv.shape)
+	}
+	return p
+}
+
+// AvgPool selects global average pooling for a Conv problem (the default).
+func (p *Problem) AvgPool() *Problem { return p.pooling(cnn.AvgPool) }
+
+// MaxPool selects global max pooling for a Conv problem.
+func (p *Problem) MaxPool() *Problem { return p.pooling(cnn.MaxPool) }
+
+func (p *Problem) pooling(pool cnn.Pooling) *Problem {
+	if p.conv == nil {
+		if p.err == nil {
+			p.err = fmt.Errorf("cvx: %v: call Conv first", pool)
+		}
+		return p
+	}
+	p.conv.pool = pool
+	return p
+}
+
+// ConvProgram builds a Conv problem's CNN program with its sampled patterns.
+func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
+	if err := p.Err(); err != nil {
+		return nil, nil, err
+	}
+	if p.conv == nil {
+		return nil, nil, errors.New("cvx: the problem is not a CNN (Conv)")
+	}
+	switch {
+	case p.bias:
+		return nil, nil, errors.New("cvx: Conv: a CNN has no bias here; drop Bias()")
+	case p.bn:
+		return nil, nil, errors.New("cvx: Conv: batch normalization is for fully connected networks")
+	case p.robust():
+		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is not available yet")
+	case p.exact:
+		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
+	case p.patterns < 1:
+		return nil, nil, errors.New("cvx: Conv: the CNN program needs patterns: call SamplePatterns(P, seed)")
+	}
+	loss, err := solvers.ParseLoss(string(p.loss))
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := cnn.New(p.x, p.conv.shape, p.conv.conv, p.conv.pool, p.targets(), loss, p.beta)
+	if err != nil {
+		return nil, nil, err
+	}
+	got, err := cp.SamplePatterns(p.patterns, p.patternSeed)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got < p.patterns {
+		note(fmt.Sprintf("cvx: note: %d distinct filter patterns of the %d asked; using those", got, p.patterns))
+	}
+	gp, err := cp.Program()
+	return cp, gp, err
+}
+
+// solveCNN solves a Conv problem by the dense interior-point method.
+func solveCNN(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
+	t0 := time.Now()
+	cp, gp, err := p.ConvProgram()
+	if err != nil {
+		return nil, err
+	}
+	tol := m.Tol
+	if tol == 0 {
+		tol = 1e-9
+	}
+	res, err := general.SolveInteriorPoint(ctx, gp, tol)
+	if err != nil {
+		return nil, err
+	}
+	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Clean: res.Objective, Iterations: res.Iterations, Perturbation: solvers.Perturbation{Norm: "inf"},
+		Lower: res.Bound.Lower, Upper: res.Bound.Upper, Gap: res.Bound.Gap}
+	if s.Violation, err = gp.Violation(res.W, res.Wp); err != nil {
+		return nil, err
+	}
+	if s.CNN, err = cp.Recover(res.W, res.Wp); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = s.CNN.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
+		return nil, err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	note(fmt.Sprintf("cvx: %v, interior-point method: objective %.8g, certified gap %.2g, %d iterations, %.2f s", s.CNN, s.Objective, s.Gap, s.Iterations, s.Seconds))
+	return s, nil
+}
+
+// cnnEngine runs the general ADMM (eq. ct_eq_general) on a Conv problem.
+type cnnEngine struct {
+	cp    *cnn.Problem
+	gp    *general.Program
+	a     *general.ADMM
+	last  general.Record
+	every int
+	gap   float64
+}
+
+func (a ADMM) openCNN(p *Problem, saved json.RawMessage) (engine, error) {
+	if a.Inner != AutoInner || a.Relax != 0 || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
+		return nil, errors.New("cvx: ADMM on a CNN problem runs the general ADMM of eq. (ct_eq_general): its options are Rho, Tol, Gap and CertifyEvery")
+	}
+	if a.Rho < 0 || a.Tol < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Tol) || !(a.Gap >= 0 && a.Gap < 1) {
+		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Tol: %v, Gap: %v}: need ρ, Tol ≥ 0 and 0 ≤ Gap < 1", a.Rho, a.Tol, a.Gap)
+	}
+	cp, gp, err := p.ConvProgram()
+	if err != nil {
+		return nil, err
+	}
+	var st *general.State
+	if saved != nil {
+		st = new(general.State)
+		if err := decodeState(saved, st); err != nil {
+			return nil, err
+		}
+	}
+	solver, err := general.New(gp, general.Options{Rho: a.Rho, AbsTol: a.Tol, RelTol: a.Tol}, st)
+	if err != nil {
+		return nil, err
+	}
+	return &cnnEngine{cp: cp, gp: gp, a: solver, every: a.certifyEvery(), gap: a.Gap}, nil
+}
+
+func (e *cnnEngine) step() Point {
+	e.a.Step()
+	r := e.a.Residuals()
+	st := &e.a.State
+	obj, _ := e.gp.Objective(st.W, st.Wp)
+	viol, _ := e.gp.Violation(st.W, st.Wp)
+	pt := Point{Iter: st.Iter, Objective: obj, PrimalResidual: r.Primal, DualResidual: r.Dual, Violation: viol}
+	if net, err := e.cp.Recover(st.W, st.Wp); err == nil {
+		if nc, err := net.Objective(e.cp.X, e.cp.Y, e.cp.Loss, e.cp.Beta); err == nil {
+			pt.Nonconvex, pt.Gap = nc, math.Abs(nc-obj)
+		}
+	}
+	e.last = general.Record{Iter: st.Iter, Objective: obj, Violation: viol, Residuals: r}
+	return pt
+}
+
+func (e *cnnEngine) certify(pt *Point, last bool) error {
+	if e.every < 0 || (!last && pt.Iter%e.every != 0) {
+		return nil
+	}
+	b, err := e.a.Bound()
+	if err != nil {
+		return err
+	}
+	pt.Certified, pt.Lower, pt.Upper, pt.CertifiedGap = true, b.Lower, b.Upper, b.Gap
+	return nil
+}
+
+func (e *cnnEngine) reached(pt Point) bool {
+	return e.gap > 0 && pt.Certified && pt.CertifiedGap <= e.gap
+}
+func (e *cnnEngine) iter() int            { return e.a.State.Iter }
+func (e *cnnEngine) objective() float64   { return e.last.Objective }
+func (e *cnnEngine) state() (any, error)  { return e.a.Snapshot(), nil }
+func (e *cnnEngine) converged(Point) bool { return e.a.Residuals().Converged }
+func (e *cnnEngine) network() (*Network, error) {
+	return nil, errors.New("cvx: a CNN run's network is a CNN: use run.CNN()")
+}
+
+// CNN returns the trained CNN of a run of a Conv problem.
+func (r *Run) CNN() (*CNN, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	e, ok := r.eng.(*cnnEngine)
+	if !ok {
+		return nil, errors.New("cvx: the run's problem is not a CNN (Conv); use run.Network()")
+	}
+	return e.cp.Recover(e.a.State.W, e.a.State.Wp)
+}
+
+// FiltersFigure draws a CNN's filters side by side as one heat map (each
+// filter's channels stacked vertically, a blank column between filters),
+// colored on a scale symmetric around zero, each filter scaled by its output
+// weight's sign so that red means "raises f".
+func FiltersFigure(net *CNN) (*plots.Figure, error) {
+	f, m := net.U.Dims()
+	s := net.Conv.Size
+	c := net.Shape.C
+	if f != c*s*s || m != len(net.Alpha) {
+		return nil, fmt.Errorf("cvx: FiltersFigure: %d×%d filters for %d channels of %d×%d and %d output weights", f, m, c, s, s, len(net.Alpha))
+	}
+	w, h := m*(s+1)-1, c*s
+	g := plots.Grid{X: make([]float64, w), Y: make([]float64, h), Z: make([][]float64, h)}
+	for i := range g.X {
+		g.X[i] = float64(i)
+	}
+	for r := range g.Y {
+		g.Y[r] = float64(r)
+		g.Z[r] = make([]float64, w)
+	}
+	for j := 0; j < m; j++ {
+		sg := math.Copysign(1, net.Alpha[j])
+		for ch := 0; ch < c; ch++ {
+			for a := 0; a < s; a++ {
+				for b := 0; b < s; b++ {
+					// Image rows top to bottom: the grid's y grows upwards.
+					g.Z[h-1-(ch*s+a)][j*(s+1)+b] = sg * net.U.At((ch*s+a)*s+b, j)
+				}
+			}
+		}
+	}
+	if len(g.X) < 2 {
+		g.X = append(g.X, 1)
+		for r := range g.Z {
+			g.Z[r] = append(g.Z[r], 0)
+		}
+	}
+	if len(g.Y) < 2 {
+		g.Y = append([]float64{-1}, g.Y...)
+		g.Z = append([][]float64{make([]float64, len(g.X))}, g.Z...)
+	}
+	return plots.Heatmap(plots.HeatmapOptions{Title: fmt.Sprintf("%d learned filters (%d×%d×%d), signed by output weight", m, c, s, s), XLabel: "filter", YLabel: "channel · row", Diverging: true}, g)
+}
+
+// Filters displays FiltersFigure.
+func Filters(net *CNN) error { return showFigure(FiltersFigure(net)) }

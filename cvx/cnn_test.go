@@ -1,0 +1,104 @@
+package cvx
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func cnnData(n int, s ImageShape, seed uint64) (*mat.Dense, []float64) {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	d := s.C * s.H * s.W
+	x := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		row := x.RawRowView(k)
+		for l := range row {
+			row[l] = rng.Float64()
+		}
+		y[k] = math.Copysign(1, row[0]+row[d-1]-1)
+	}
+	return x, y
+}
+
+// A Conv problem: the interior-point optimum with its certificate and the
+// recovered CNN; an ADMM run that resumes exactly, certifies within the
+// optimum's bounds and returns its CNN.
+func TestConvProblem(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(16, s, 1)
+	for _, pool := range []string{"avg", "max"} {
+		prob := func() *Problem {
+			p := Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).SamplePatterns(5, 1)
+			if pool == "max" {
+				p.MaxPool()
+			}
+			return p
+		}
+		sol, err := Solve(prob(), IPM{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sol.CNN == nil || sol.Gap > 1e-6 || math.Abs(sol.Nonconvex-sol.Objective) > 1e-6*math.Max(1, sol.Objective) {
+			t.Fatalf("%s: CNN %v, certified gap %.1e, CNN objective %v against %v", pool, sol.CNN, sol.Gap, sol.Nonconvex, sol.Objective)
+		}
+		if _, err := FiltersFigure(sol.CNN); err != nil {
+			t.Fatal(err)
+		}
+		whole := Start("whole-"+pool, prob(), ADMM{CertifyEvery: 10})
+		whole.Quiet = true
+		if err := whole.Iterate(40); err != nil {
+			t.Fatal(err)
+		}
+		a := Start("split-"+pool, prob(), ADMM{CertifyEvery: 10})
+		a.Quiet = true
+		if err := a.Iterate(15); err != nil {
+			t.Fatal(err)
+		}
+		b := Resume("split-"+pool, prob(), ADMM{CertifyEvery: 10})
+		b.Quiet = true
+		if err := b.Iterate(25); err != nil {
+			t.Fatal(err)
+		}
+		if b.Iter() != 40 || b.Objective() != whole.Objective() {
+			t.Fatalf("%s: resumed run at iteration %d objective %v, whole run %d %v", pool, b.Iter(), b.Objective(), whole.Iter(), whole.Objective())
+		}
+		last := whole.History()[len(whole.History())-1]
+		if !last.Certified || last.Lower > sol.Upper+1e-9 || last.Upper < sol.Lower-1e-9 {
+			t.Errorf("%s: ADMM's certificate %+v against the optimum in [%v, %v]", pool, last, sol.Lower, sol.Upper)
+		}
+		net, err := whole.CNN()
+		if err != nil || net.Pool.String() != map[string]string{"avg": "average pooling", "max": "max pooling"}[pool] {
+			t.Fatalf("%s: run's CNN %v, %v", pool, net, err)
+		}
+		if _, err := whole.Network(); err == nil || !strings.Contains(err.Error(), "run.CNN()") {
+			t.Errorf("%s: run.Network() of a CNN run: %v", pool, err)
+		}
+	}
+	for _, c := range []struct {
+		p    *Problem
+		want string
+	}{
+		{Classify(x, y).Conv(ImageShape{C: 1, H: 3, W: 3}, 2, 1), "images of shape 1×3×3 have 9"},
+		{Classify(x, y).Conv(s, 5, 1), "do not fit"},
+		{Classify(x, y).MaxPool(), "call Conv first"},
+		{Classify(x, y).Conv(s, 2, 1), "needs patterns"},
+		{Classify(x, y).Bias().Conv(s, 2, 1).SamplePatterns(2, 1), "drop Bias()"},
+	} {
+		_, _, err := c.p.ConvProgram()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %q", err, c.want)
+		}
+	}
+	if _, err := Classify(x, y).Conv(s, 2, 1).SamplePatterns(2, 1).Convex(); err == nil || !strings.Contains(err.Error(), "ConvProgram()") {
+		t.Errorf("Convex of a CNN problem: %v", err)
+	}
+	r := Start("fista-cnn", Classify(x, y).Conv(s, 2, 1).SampleNeurons(3, 1), FISTA{})
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "not a CNN") {
+		t.Errorf("FISTA on a CNN problem: %v", err)
+	}
+}
