@@ -3,6 +3,7 @@ package cvx
 import (
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/convexnn/convexnn/plots"
 	"gonum.org/v1/gonum/mat"
@@ -140,10 +141,18 @@ func Convergence(r *Run) error {
 	return showFigure(r.convergenceFigure())
 }
 
+// Predictor is a trained network as the decision-region and surface charts
+// see it: a two-layer network (Network), a batch-normalized one
+// (batchnorm.Network), a CNN on 2-pixel images, …
+type Predictor interface {
+	Predict(x *mat.Dense) ([]float64, error)
+	Width() int
+}
+
 // gridFor evaluates the network on a regular res×res grid covering the data
-// with a 10% margin.
-func gridFor(net *Network, x *mat.Dense, res int) (plots.Grid, error) {
-	if net == nil {
+// (plus a 10% margin).
+func gridFor(net Predictor, x *mat.Dense, res int) (plots.Grid, error) {
+	if net == nil || (reflect.ValueOf(net).Kind() == reflect.Pointer && reflect.ValueOf(net).IsNil()) {
 		return plots.Grid{}, fmt.Errorf("cvx: nil network")
 	}
 	n, d := x.Dims()
@@ -170,26 +179,25 @@ func gridFor(net *Network, x *mat.Dense, res int) (plots.Grid, error) {
 			axes[j][i] = a + (b-a)*float64(i)/float64(res-1)
 		}
 	}
-	g := plots.Grid{X: axes[0], Y: axes[1], Z: make([][]float64, res)}
-	pt := make([]float64, 2)
+	pts := mat.NewDense(res*res, 2, nil)
 	for i, yv := range axes[1] {
-		g.Z[i] = make([]float64, res)
 		for j, xv := range axes[0] {
-			pt[0], pt[1] = xv, yv
-			f, err := net.Eval(pt)
-			if err != nil {
-				return plots.Grid{}, err
-			}
-			g.Z[i][j] = f
+			pts.Set(i*res+j, 0, xv)
+			pts.Set(i*res+j, 1, yv)
 		}
+	}
+	f, err := net.Predict(pts)
+	if err != nil {
+		return plots.Grid{}, err
+	}
+	g := plots.Grid{X: axes[0], Y: axes[1], Z: make([][]float64, res)}
+	for i := range axes[1] {
+		g.Z[i] = f[i*res : (i+1)*res]
 	}
 	return g, nil
 }
 
-// DecisionRegionsFigure draws the sign regions of f(x) with the points on top,
-// titled by c.Title (default "Decision regions") and the number of active
-// neurons.
-func (c Chart) DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
+func (c Chart) DecisionRegionsFigure(net Predictor, x *mat.Dense, y []float64) (*plots.Figure, error) {
 	pts, err := classPoints(x, y)
 	if err != nil {
 		return nil, err
@@ -204,24 +212,24 @@ func (c Chart) DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*
 
 // DecisionRegions displays the network's output f(x) over the plane, its sign
 // giving the predicted class, with the labelled points on top.
-func (c Chart) DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
+func (c Chart) DecisionRegions(net Predictor, x *mat.Dense, y []float64) error {
 	return showFigure(c.DecisionRegionsFigure(net, x, y))
 }
 
 // DecisionRegionsFigure is Chart{}.DecisionRegionsFigure.
-func DecisionRegionsFigure(net *Network, x *mat.Dense, y []float64) (*plots.Figure, error) {
+func DecisionRegionsFigure(net Predictor, x *mat.Dense, y []float64) (*plots.Figure, error) {
 	return Chart{}.DecisionRegionsFigure(net, x, y)
 }
 
 // DecisionRegions displays the network's output f(x) over the plane, its sign
 // giving the predicted class, with the labelled points on top
 // (Chart{}.DecisionRegions).
-func DecisionRegions(net *Network, x *mat.Dense, y []float64) error {
+func DecisionRegions(net Predictor, x *mat.Dense, y []float64) error {
 	return Chart{}.DecisionRegions(net, x, y)
 }
 
 // SurfaceFigure draws f(x) over the plane as a 3-D surface.
-func SurfaceFigure(net *Network, x *mat.Dense) (*plots.Figure, error) {
+func SurfaceFigure(net Predictor, x *mat.Dense) (*plots.Figure, error) {
 	g, err := gridFor(net, x, 40)
 	if err != nil {
 		return nil, err
@@ -231,6 +239,6 @@ func SurfaceFigure(net *Network, x *mat.Dense) (*plots.Figure, error) {
 
 // Surface displays the network output f(x) over the plane as an interactive
 // 3-D surface (echarts-gl).
-func Surface(net *Network, x *mat.Dense) error {
+func Surface(net Predictor, x *mat.Dense) error {
 	return showFigure(SurfaceFigure(net, x))
 }

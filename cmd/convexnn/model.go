@@ -169,11 +169,10 @@ func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, r
 		return resultJSON{}, err
 	}
 	res := resultJSON{Solver: solver, Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model}
-	n, nv, _ := gp.Dims()
 	cone := cp.Loss == solvers.SquaredLoss || cp.Loss == solvers.HingeLoss
 	if solver == "auto" {
 		solver = "admm"
-		if cone && 2*nv+2*len(gp.Groups)+n <= general.MaxIPMVariables {
+		if general.InteriorPointFits(gp) {
 			solver = "ipm"
 		}
 		if gap == 0 {
@@ -204,7 +203,7 @@ func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, r
 		if maxIter == 0 {
 			maxIter = 10000
 		}
-		a, err := general.New(gp, general.Options{Rho: rho, AbsTol: tol}, nil)
+		a, err := general.New(gp, general.Options{Rho: rho, AbsTol: tol, Equilibrate: true}, nil)
 		if err != nil {
 			return res, badInput("solve: %v", err)
 		}

@@ -25,6 +25,14 @@ type Options struct {
 	// CertSteps is the number of accelerated projected-gradient steps per
 	// group on the multipliers α of a certificate (Bound); 0 means 200.
 	CertSteps int
+	// Equilibrate runs ADMM on the constraints G_g w_g ≥ 0 divided by
+	// ‖G_g‖ (the same cones), so that no group's constraint block outweighs
+	// the identity of u = w in the u-update. The paper's ADMM does not
+	// (false); on CNN programs, whose G_g stack every patch of every image,
+	// it converges much faster (measured on 150 MNIST digits at 7×7, 3×3
+	// filters, stride 2, 8 patterns, hinge loss: a certified gap of 0.59
+	// after 3000 steps without, see the tests and docs/performance.md).
+	Equilibrate bool
 }
 
 func (o Options) resolve(loss solvers.Loss) (Options, error) {
@@ -100,6 +108,7 @@ type ADMM struct {
 	gd       []*mat.Dense    // per group G_g (m_g × d_g), nil when unconstrained
 	ga       []*mat.Cholesky // per group I + G_gᵀG_g
 	gl       []float64       // per group ‖G_g‖² (the certificate's step)
+	gs       []float64       // per group the factor ADMM applies to G_g (Equilibrate: 1/‖G_g‖)
 	mf       mat.Cholesky    // A + cFᵀF
 	cert     *certifier
 
@@ -217,17 +226,28 @@ func dense(op Operator) *mat.Dense {
 func (a *ADMM) factor() error {
 	p := a.Program
 	ng := len(p.Groups)
-	a.gd, a.ga, a.gl = make([]*mat.Dense, ng), make([]*mat.Cholesky, ng), make([]float64, ng)
+	a.gd, a.ga, a.gl, a.gs = make([]*mat.Dense, ng), make([]*mat.Cholesky, ng), make([]float64, ng), make([]float64, ng)
 	big := mat.NewSymDense(a.nv, nil)
 	fd := dense(p.F)
 	big.SymOuterK(a.c, fd.T())
 	for g, gr := range p.Groups {
 		k := gr.Size
-		blk := mat.NewSymDense(k, nil)
+		gtg := mat.NewSymDense(k, nil)
 		if gr.G != nil {
 			a.gd[g] = dense(gr.G)
-			blk.SymOuterK(1, a.gd[g].T())
+			gtg.SymOuterK(1, a.gd[g].T())
 		}
+		var eig mat.EigenSym
+		if eig.Factorize(gtg, false) {
+			vals := eig.Values(nil)
+			a.gl[g] = math.Max(vals[len(vals)-1], 0)
+		}
+		a.gs[g] = 1
+		if a.Options.Equilibrate && a.gl[g] > 0 {
+			a.gs[g] = 1 / math.Sqrt(a.gl[g])
+		}
+		blk := mat.NewSymDense(k, nil)
+		blk.ScaleSym(a.gs[g]*a.gs[g], gtg)
 		for i := 0; i < k; i++ {
 			blk.SetSym(i, i, blk.At(i, i)+1)
 		}
@@ -236,11 +256,6 @@ func (a *ADMM) factor() error {
 			return fmt.Errorf("general: the block I + G_gᵀG_g of group %d is not positive definite (non-finite G?)", g)
 		}
 		a.ga[g] = &ch
-		var eig mat.EigenSym
-		if eig.Factorize(blk, false) {
-			vals := eig.Values(nil)
-			a.gl[g] = math.Max(vals[len(vals)-1]-1, 0)
-		}
 		o := a.lay.off[g]
 		for i := 0; i < k; i++ {
 			for j := i; j < k; j++ {
@@ -255,16 +270,20 @@ func (a *ADMM) factor() error {
 	return nil
 }
 
-// applyG sets out = G x (block by block) for x in ℝ^N.
+// applyG sets out = G x (block by block, each scaled by gs) for x in ℝ^N.
 func (a *ADMM) applyG(out, x []float64) {
 	for g, gr := range a.Program.Groups {
 		if gr.G != nil {
-			gr.G.Apply(out[a.lay.roff[g]:a.lay.roff[g+1]], x[a.lay.off[g]:a.lay.off[g+1]])
+			o := out[a.lay.roff[g]:a.lay.roff[g+1]]
+			gr.G.Apply(o, x[a.lay.off[g]:a.lay.off[g+1]])
+			if a.gs[g] != 1 {
+				floats.Scale(a.gs[g], o)
+			}
 		}
 	}
 }
 
-// addGT sets out += Gᵀ y.
+// addGT sets out += Gᵀ y (block by block, each scaled by gs).
 func (a *ADMM) addGT(out, y []float64) {
 	for g, gr := range a.Program.Groups {
 		if gr.G == nil {
@@ -273,7 +292,7 @@ func (a *ADMM) addGT(out, y []float64) {
 		o := out[a.lay.off[g]:a.lay.off[g+1]]
 		t := make([]float64, len(o))
 		gr.G.ApplyT(t, y[a.lay.roff[g]:a.lay.roff[g+1]])
-		floats.Add(o, t)
+		floats.AddScaled(o, a.gs[g], t)
 	}
 }
 

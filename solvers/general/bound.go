@@ -62,10 +62,13 @@ func newCertifier(p *Program, fd *mat.Dense, gd []*mat.Dense, gl []float64, step
 func (a *ADMM) Bound() (Bound, error) {
 	st := &a.State
 	rho := st.Rho
+	// ADMM's constraint g is (gs_g G_g)u = s: its multiplier −ρν is α/gs_g.
 	alpha := func(nu []float64) []float64 {
 		out := make([]float64, len(nu))
-		for i, v := range nu {
-			out[i] = math.Max(0, -rho*v)
+		for g := range a.Program.Groups {
+			for i := a.lay.roff[g]; i < a.lay.roff[g+1]; i++ {
+				out[i] = math.Max(0, -rho*nu[i]) * a.gs[g]
+			}
 		}
 		return out
 	}
@@ -295,10 +298,12 @@ func (c *certifier) groupNorm(g int, cg, cmag, start []float64, n int) float64 {
 }
 
 // restore makes x (group g's coordinates) satisfy G_g x ≥ 0 exactly, and
-// reports whether it changed it: along an interior direction z of the cone
-// (G_g z > 0 on its nonzero rows; interior), x + τz with the smallest τ
-// that lifts every violated row; without one (or if rounding defeats it),
-// Hildreth's projection onto {G_g x ≥ 0}; else zero.
+// reports whether it changed it: its projection onto {G_g x ≥ 0} (project),
+// then, where that leaves rows violated by the solver's tolerance, a move
+// along an interior direction z of the cone (G_g z > 0 on its nonzero rows;
+// interior), x + τz with the smallest τ that lifts every violated row;
+// without one (or if rounding defeats it), Hildreth's projection; else
+// zero.
 func (c *certifier) restore(g int, x []float64) bool {
 	gd := c.gd[g]
 	if gd == nil {
@@ -318,33 +323,29 @@ func (c *certifier) restore(g int, x []float64) bool {
 	if feasible() {
 		return false
 	}
-	if z := c.interior(g); z != nil {
-		gz := make([]float64, m)
-		mat.NewVecDense(m, gz).MulVec(gd, mat.NewVecDense(len(z), z))
-		y := make([]float64, len(x))
-		for try := 0; try < 4; try++ {
-			var tau float64
-			ok := true
-			for r, v := range gx {
-				if v < 0 {
-					if gz[r] <= 0 {
-						ok = false
-						break
-					}
-					tau = math.Max(tau, -v/gz[r])
-				}
-			}
-			if !ok {
-				break
-			}
-			tau *= 1 + 1e-9*math.Pow(1e3, float64(try))
-			floats.AddScaledTo(y, x, tau, z)
-			copy(x, y)
-			if feasible() {
-				return true
+	// Candidates: the projection (lifted along z where it falls short by
+	// the QP's tolerance) and x lifted along z; the nearer feasible one.
+	orig := append([]float64(nil), x...)
+	var best []float64
+	bestDist := math.Inf(1)
+	try := func(start []float64) {
+		copy(x, start)
+		if c.lift(g, x, gx, feasible) {
+			if d := floats.Distance(x, orig, 2); d < bestDist {
+				best, bestDist = append([]float64(nil), x...), d
 			}
 		}
 	}
+	if y := c.project(g, orig); y != nil {
+		try(y)
+	}
+	try(orig)
+	if best != nil {
+		copy(x, best)
+		return true
+	}
+	copy(x, orig)
+	feasible()
 	alpha := make([]float64, m)
 	nr := make([]float64, m)
 	for i := range nr {
@@ -369,6 +370,65 @@ func (c *certifier) restore(g int, x []float64) bool {
 	}
 	clear(x)
 	return true
+}
+
+// lift makes x feasible along the interior direction of group g (see
+// restore) and reports whether it is then exactly feasible; gx holds G_g x
+// on entry and is kept current by feasible.
+func (c *certifier) lift(g int, x, gx []float64, feasible func() bool) bool {
+	if feasible() {
+		return true
+	}
+	z := c.interior(g)
+	if z == nil {
+		return false
+	}
+	gd := c.gd[g]
+	m, _ := gd.Dims()
+	gz := make([]float64, m)
+	mat.NewVecDense(m, gz).MulVec(gd, mat.NewVecDense(len(z), z))
+	for try := 0; try < 4; try++ {
+		var tau float64
+		for r, v := range gx {
+			if v < 0 {
+				if gz[r] <= 0 {
+					return false
+				}
+				tau = math.Max(tau, -v/gz[r])
+			}
+		}
+		floats.AddScaled(x, tau*(1+1e-9*math.Pow(1e3, float64(try))), z)
+		if feasible() {
+			return true
+		}
+	}
+	return false
+}
+
+// project returns the projection of x onto {G_g x ≥ 0}, the QP
+// min ½‖y − x‖² s.t. G_g y ≥ 0 solved by the interior-point method (nil if
+// it fails); it may violate rows by the method's tolerance.
+func (c *certifier) project(g int, x []float64) []float64 {
+	gd := c.gd[g]
+	m, k := gd.Dims()
+	a := mat.NewDense(m, k, nil)
+	a.Scale(-1, gd)
+	q := mat.NewSymDense(k, nil)
+	for i := 0; i < k; i++ {
+		q.SetSym(i, i, 1)
+	}
+	cost := make([]float64, k)
+	floats.ScaleTo(cost, -1, x)
+	res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{Q: q, C: cost, G: a, H: make([]float64, m), K: ipm.Cone{Orthant: m}}, ipm.Options{Tol: 1e-12})
+	if err != nil || res.X == nil || res.Status != ipm.Optimal {
+		return nil
+	}
+	for _, v := range res.X {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+	}
+	return res.X
 }
 
 // interior returns (and caches) a direction z with G_g z > 0 on the nonzero

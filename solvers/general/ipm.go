@@ -20,8 +20,12 @@ type IPMResult struct {
 }
 
 // MaxIPMVariables bounds the variables 2N + 2K (+ n for the hinge loss) of
-// SolveInteriorPoint's dense cone program.
-const MaxIPMVariables = 4000
+// SolveInteriorPoint's dense cone program, and MaxIPMEntries the entries of
+// its constraint matrix (2M + 2(N + K) rows, + 2n for the hinge loss; 2 GB).
+const (
+	MaxIPMVariables = 4000
+	MaxIPMEntries   = 2.5e8
+)
 
 // SolveInteriorPoint solves p (squared or hinge loss) as a dense cone
 // program by the interior-point method of ipm.SolveConeQP, variables
@@ -44,22 +48,18 @@ func SolveInteriorPoint(ctx context.Context, p *Program, tol float64) (*IPMResul
 	n, nv, m := p.Dims()
 	k := len(p.Groups)
 	hinge := p.Loss == solvers.HingeLoss
-	nx := 2*nv + 2*k
-	if hinge {
-		nx += n
-	}
+	nx, rows := ipmSize(p)
 	if nx > MaxIPMVariables {
 		return nil, fmt.Errorf("general: the dense interior-point method takes up to %d variables, this program has %d: use ADMM", MaxIPMVariables, nx)
+	}
+	if float64(rows)*float64(nx) > MaxIPMEntries {
+		return nil, fmt.Errorf("general: the dense interior-point method's constraint matrix is %d×%d (%.1f GB); it takes up to %.0e entries: use ADMM", rows, nx, 8*float64(rows)*float64(nx)/1e9, float64(MaxIPMEntries))
 	}
 	lay := p.layout()
 	fd := dense(p.F)
 	// Orthant rows: −G_g w_g ≤ 0 and −G_g w′_g ≤ 0, then for the hinge loss
 	// −ξ ≤ 0 and −ξ_k − y_k(F(w − w′))_k ≤ −1; then the cones −(t, w_g) ≤_Q 0.
-	orth := 2 * m
-	if hinge {
-		orth += 2 * n
-	}
-	rows := orth + 2*(nv+k)
+	orth := rows - 2*(nv+k)
 	g := mat.NewDense(rows, nx, nil)
 	h := make([]float64, rows)
 	c := make([]float64, nx)
@@ -162,4 +162,27 @@ func SolveInteriorPoint(ctx context.Context, p *Program, tol float64) (*IPMResul
 		return nil, err
 	}
 	return out, nil
+}
+
+// ipmSize returns the variables and constraint rows of p's dense cone
+// program (see SolveInteriorPoint).
+func ipmSize(p *Program) (nx, rows int) {
+	n, nv, m := p.Dims()
+	k := len(p.Groups)
+	nx, rows = 2*nv+2*k, 2*m+2*(nv+k)
+	if p.Loss == solvers.HingeLoss {
+		nx += n
+		rows += 2 * n
+	}
+	return nx, rows
+}
+
+// InteriorPointFits reports whether SolveInteriorPoint takes p: the squared
+// or hinge loss, within MaxIPMVariables and MaxIPMEntries.
+func InteriorPointFits(p *Program) bool {
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return false
+	}
+	nx, rows := ipmSize(p)
+	return nx <= MaxIPMVariables && float64(rows)*float64(nx) <= MaxIPMEntries
 }
