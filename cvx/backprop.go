@@ -131,8 +131,8 @@ func (b Backprop) options(p *Problem) (backprop.Options, error) {
 }
 
 func (b Backprop) open(p *Problem, saved json.RawMessage) (engine, error) {
-	if p.conv != nil || p.bn {
-		return nil, errors.New("cvx: Backprop trains the fully connected two-layer network; back-propagation of CNN and batch-normalized architectures is not available yet")
+	if p.conv != nil || p.bn || p.twoHidden > 0 {
+		return nil, errors.New("cvx: Backprop trains the fully connected two-layer network; back-propagation of the CNN, batch-normalized and two-hidden-layer architectures is not available yet")
 	}
 	if p.robust() {
 		return nil, fmt.Errorf("cvx: Backprop trains on the problem's data; the adversary is its own option: drop Robust(%g) from the problem and use Backprop{Adversary: cvx.PGD, Eps: %g}", p.eps, p.eps)

@@ -12,6 +12,7 @@ import (
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/general"
+	"gonum.org/v1/gonum/mat"
 )
 
 // ImageShape is the channels, height and width of the images in X's rows
@@ -118,13 +119,69 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	return cp, gp, err
 }
 
-// solveCNN solves a Conv problem by the dense interior-point method.
-func solveCNN(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
+// generalModel is a problem whose program is an instance of eq.
+// (ct_general) (Conv, TwoHidden): its program and what its points mean.
+type generalModel interface {
+	program() (*general.Program, error)
+	// nonconvex returns the objective of the network of the point (w, w′).
+	nonconvex(w, wp []float64) (float64, error)
+	// fill sets the solution's network of the point.
+	fill(s *Solution, w, wp []float64) error
+	describe() string
+}
+
+// cnnModel is a Conv problem's program.
+type cnnModel struct {
+	cp *cnn.Problem
+	gp *general.Program
+}
+
+func (m cnnModel) program() (*general.Program, error) { return m.gp, nil }
+func (m cnnModel) nonconvex(w, wp []float64) (float64, error) {
+	net, err := m.cp.Recover(w, wp)
+	if err != nil {
+		return 0, err
+	}
+	return net.Objective(m.cp.X, m.cp.Y, m.cp.Loss, m.cp.Beta)
+}
+func (m cnnModel) fill(s *Solution, w, wp []float64) (err error) {
+	s.CNN, err = m.cp.Recover(w, wp)
+	return err
+}
+func (m cnnModel) describe() string {
+	net := &cnn.Network{Shape: m.cp.Shape, Conv: m.cp.Conv, Pool: m.cp.Pool, U: mat.NewDense(m.cp.Filter(), len(m.cp.Signs), nil)}
+	return net.String() + " (patterns)"
+}
+
+// model returns the problem's general model (Conv or TwoHidden), nil when
+// it has none.
+func (p *Problem) model() (generalModel, error) {
+	switch {
+	case p.conv != nil:
+		cp, gp, err := p.ConvProgram()
+		if err != nil {
+			return nil, err
+		}
+		return cnnModel{cp, gp}, nil
+	case p.twoHidden > 0:
+		tp, gp, err := p.TwoHiddenProgram()
+		if err != nil {
+			return nil, err
+		}
+		return twoHiddenModel{tp, gp}, nil
+	}
+	return nil, nil
+}
+
+// solveGeneral solves a Conv or TwoHidden problem by the dense
+// interior-point method (general.SolveInteriorPoint, certified).
+func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	t0 := time.Now()
-	cp, gp, err := p.ConvProgram()
+	gm, err := p.model()
 	if err != nil {
 		return nil, err
 	}
+	gp, _ := gm.program()
 	tol := m.Tol
 	if tol == 0 {
 		tol = 1e-9
@@ -138,20 +195,21 @@ func solveCNN(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	if s.Violation, err = gp.Violation(res.W, res.Wp); err != nil {
 		return nil, err
 	}
-	if s.CNN, err = cp.Recover(res.W, res.Wp); err != nil {
+	if err := gm.fill(s, res.W, res.Wp); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = s.CNN.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
+	if s.Nonconvex, err = gm.nonconvex(res.W, res.Wp); err != nil {
 		return nil, err
 	}
 	s.Seconds = time.Since(t0).Seconds()
-	note(fmt.Sprintf("cvx: %v, interior-point method: objective %.8g, certified gap %.2g, %d iterations, %.2f s", s.CNN, s.Objective, s.Gap, s.Iterations, s.Seconds))
+	note(fmt.Sprintf("cvx: %s, interior-point method: objective %.8g, certified gap %.2g, %d iterations, %.2f s", gm.describe(), s.Objective, s.Gap, s.Iterations, s.Seconds))
 	return s, nil
 }
 
-// cnnEngine runs the general ADMM (eq. ct_eq_general) on a Conv problem.
-type cnnEngine struct {
-	cp    *cnn.Problem
+// generalEngine runs the general ADMM (eq. ct_eq_general) on a Conv or
+// TwoHidden problem, on equilibrated constraints.
+type generalEngine struct {
+	model generalModel
 	gp    *general.Program
 	a     *general.ADMM
 	last  general.Record
@@ -159,17 +217,18 @@ type cnnEngine struct {
 	gap   float64
 }
 
-func (a ADMM) openCNN(p *Problem, saved json.RawMessage) (engine, error) {
+func (a ADMM) openGeneral(p *Problem, saved json.RawMessage) (engine, error) {
 	if a.Inner != AutoInner || a.Relax != 0 || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
-		return nil, errors.New("cvx: ADMM on a CNN problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Tol, Gap and CertifyEvery")
+		return nil, errors.New("cvx: ADMM on a CNN or two-hidden-layer problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Tol, Gap and CertifyEvery")
 	}
 	if a.Rho < 0 || a.Tol < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Tol) || !(a.Gap >= 0 && a.Gap < 1) {
 		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Tol: %v, Gap: %v}: need ρ, Tol ≥ 0 and 0 ≤ Gap < 1", a.Rho, a.Tol, a.Gap)
 	}
-	cp, gp, err := p.ConvProgram()
+	gm, err := p.model()
 	if err != nil {
 		return nil, err
 	}
+	gp, _ := gm.program()
 	var st *general.State
 	if saved != nil {
 		st = new(general.State)
@@ -181,26 +240,24 @@ func (a ADMM) openCNN(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cnnEngine{cp: cp, gp: gp, a: solver, every: a.certifyEvery(), gap: a.Gap}, nil
+	return &generalEngine{model: gm, gp: gp, a: solver, every: a.certifyEvery(), gap: a.Gap}, nil
 }
 
-func (e *cnnEngine) step() Point {
+func (e *generalEngine) step() Point {
 	e.a.Step()
 	r := e.a.Residuals()
 	st := &e.a.State
 	obj, _ := e.gp.Objective(st.W, st.Wp)
 	viol, _ := e.gp.Violation(st.W, st.Wp)
 	pt := Point{Iter: st.Iter, Objective: obj, PrimalResidual: r.Primal, DualResidual: r.Dual, Violation: viol}
-	if net, err := e.cp.Recover(st.W, st.Wp); err == nil {
-		if nc, err := net.Objective(e.cp.X, e.cp.Y, e.cp.Loss, e.cp.Beta); err == nil {
-			pt.Nonconvex, pt.Gap = nc, math.Abs(nc-obj)
-		}
+	if nc, err := e.model.nonconvex(st.W, st.Wp); err == nil {
+		pt.Nonconvex, pt.Gap = nc, math.Abs(nc-obj)
 	}
 	e.last = general.Record{Iter: st.Iter, Objective: obj, Violation: viol, Residuals: r}
 	return pt
 }
 
-func (e *cnnEngine) certify(pt *Point, last bool) error {
+func (e *generalEngine) certify(pt *Point, last bool) error {
 	if e.every < 0 || (!last && pt.Iter%e.every != 0) {
 		return nil
 	}
@@ -212,27 +269,40 @@ func (e *cnnEngine) certify(pt *Point, last bool) error {
 	return nil
 }
 
-func (e *cnnEngine) reached(pt Point) bool {
+func (e *generalEngine) reached(pt Point) bool {
 	return e.gap > 0 && pt.Certified && pt.CertifiedGap <= e.gap
 }
-func (e *cnnEngine) iter() int            { return e.a.State.Iter }
-func (e *cnnEngine) objective() float64   { return e.last.Objective }
-func (e *cnnEngine) state() (any, error)  { return e.a.Snapshot(), nil }
-func (e *cnnEngine) converged(Point) bool { return e.a.Residuals().Converged }
-func (e *cnnEngine) network() (*Network, error) {
-	return nil, errors.New("cvx: a CNN run's network is a CNN: use run.CNN()")
+func (e *generalEngine) iter() int            { return e.a.State.Iter }
+func (e *generalEngine) objective() float64   { return e.last.Objective }
+func (e *generalEngine) state() (any, error)  { return e.a.Snapshot(), nil }
+func (e *generalEngine) converged(Point) bool { return e.a.Residuals().Converged }
+func (e *generalEngine) network() (*Network, error) {
+	return nil, errors.New("cvx: the run's network is not a two-layer network: use run.CNN() or run.TwoHidden()")
+}
+
+// solution returns the run's current point as a Solution's network.
+func (r *Run) generalSolution() (*Solution, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	e, ok := r.eng.(*generalEngine)
+	if !ok {
+		return nil, errors.New("cvx: the run's problem is a two-layer network; use run.Network()")
+	}
+	s := &Solution{}
+	return s, e.model.fill(s, e.a.State.W, e.a.State.Wp)
 }
 
 // CNN returns the trained CNN of a run of a Conv problem.
 func (r *Run) CNN() (*CNN, error) {
-	if r.err != nil {
-		return nil, r.err
+	s, err := r.generalSolution()
+	if err != nil {
+		return nil, err
 	}
-	e, ok := r.eng.(*cnnEngine)
-	if !ok {
-		return nil, errors.New("cvx: the run's problem is not a CNN (Conv); use run.Network()")
+	if s.CNN == nil {
+		return nil, errors.New("cvx: the run's problem is not a CNN (Conv)")
 	}
-	return e.cp.Recover(e.a.State.W, e.a.State.Wp)
+	return s.CNN, nil
 }
 
 // FiltersFigure draws a CNN's filters side by side as one heat map (each

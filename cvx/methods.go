@@ -22,8 +22,8 @@ func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if !p.sampled {
 		return nil, errors.New("cvx: FISTA solves the sampled convex program: call SampleNeurons(N, seed) on the problem")
 	}
-	if p.conv != nil {
-		return nil, errors.New("cvx: FISTA solves the sampled program of fully connected networks, not a CNN (Conv): use cvx.ADMM{} or cvx.Solve")
+	if p.conv != nil || p.twoHidden > 0 {
+		return nil, errors.New("cvx: FISTA solves the sampled program of two-layer fully connected networks, not a CNN (Conv) or TwoHidden one: use cvx.ADMM{} or cvx.Solve")
 	}
 	if err := p.refuseRobust("FISTA"); err != nil {
 		return nil, err
@@ -261,8 +261,8 @@ func (a ADMM) options(inner Inner) admm.Options {
 }
 
 func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
-	if p.conv != nil {
-		return a.openCNN(p, saved)
+	if p.conv != nil || p.twoHidden > 0 {
+		return a.openGeneral(p, saved)
 	}
 	inner, err := a.variant(p)
 	if err != nil {

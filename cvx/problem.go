@@ -59,7 +59,9 @@ type Problem struct {
 	basis *batchnorm.Basis
 	// A two-layer CNN (Conv): the convex program is solvers/cnn's.
 	conv *convSpec
-	err  error
+	// TwoHidden: sub-networks of twoHidden first-layer neurons.
+	twoHidden int
+	err       error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -178,6 +180,9 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	}
 	if p.conv != nil {
 		return nil, errors.New("cvx: a CNN problem (Conv) is an instance of eq. (ct_general): its program is ConvProgram(); run it with cvx.ADMM{} or cvx.Solve")
+	}
+	if p.twoHidden > 0 {
+		return nil, errors.New("cvx: a TwoHidden problem is an instance of eq. (ct_general): its program is TwoHiddenProgram(); run it with cvx.ADMM{} or cvx.Solve")
 	}
 	loss, err := solvers.ParseLoss(string(p.loss))
 	if err != nil {
@@ -318,6 +323,8 @@ type Summary struct {
 	BatchNorm bool `json:",omitempty"`
 	// Conv describes a two-layer CNN's architecture (empty: none).
 	Conv string `json:",omitempty"`
+	// TwoHidden is the first-layer width of two-hidden-layer sub-networks.
+	TwoHidden int `json:",omitempty"`
 }
 
 func (s Summary) String() string {
@@ -341,13 +348,16 @@ func (s Summary) String() string {
 	if s.Conv != "" {
 		out += " " + s.Conv
 	}
+	if s.TwoHidden > 0 {
+		out += fmt.Sprintf(" two-hidden-layer sub-networks m1=%d", s.TwoHidden)
+	}
 	return out
 }
 
 func (p *Problem) summary() Summary {
 	n, d := p.x.Dims()
 	s := Summary{N: n, D: d, Bias: p.bias, Beta: p.beta, Loss: p.loss, Neurons: p.neurons, Seed: p.seed, Patterns: p.patterns, PatternSeed: p.patternSeed, Exact: p.exact,
-		RobustP: p.robustP, RobustS: p.robustS, BatchNorm: p.bn}
+		RobustP: p.robustP, RobustS: p.robustS, BatchNorm: p.bn, TwoHidden: p.twoHidden}
 	if c := p.conv; c != nil {
 		s.Conv = fmt.Sprintf("CNN on %d×%d×%d images, %d×%d filters, stride %d, padding %d, %v", c.shape.C, c.shape.H, c.shape.W, c.conv.Size, c.conv.Size, c.conv.Stride, c.conv.Pad, c.pool)
 	}
@@ -376,6 +386,9 @@ func (p *Problem) fingerprint(method string) string {
 	}
 	if c := p.conv; c != nil {
 		fmt.Fprintf(h, "cnn|%+v|%+v|%d|", c.shape, c.conv, c.pool)
+	}
+	if p.twoHidden > 0 {
+		fmt.Fprintf(h, "twohidden|%d|", p.twoHidden)
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {

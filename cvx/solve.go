@@ -61,9 +61,12 @@ type Solution struct {
 	Weights           solvers.Weights
 	Network           *Network
 	Program           *solvers.Program
-	// CNN is the network of a Conv problem (Weights, Network and Program
-	// are then unset: its program is a general one, Problem.ConvProgram).
-	CNN *CNN
+	// CNN is the network of a Conv problem, TwoHidden that of a TwoHidden
+	// one (Weights, Network and Program are then unset: their programs are
+	// instances of eq. ct_general, Problem.ConvProgram and
+	// Problem.TwoHiddenProgram).
+	CNN       *CNN
+	TwoHidden *TwoHiddenNetwork
 }
 
 // Solve solves the problem's convex program with the interior-point method:
@@ -79,8 +82,8 @@ func Solve(p *Problem, m IPM) (*Solution, error) {
 // the method stops and returns its best iterate so far (Status "iteration
 // limit") with an error wrapping ctx's.
 func SolveContext(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
-	if p.Err() == nil && p.conv != nil {
-		return solveCNN(ctx, p, m)
+	if p.Err() == nil && (p.conv != nil || p.twoHidden > 0) {
+		return solveGeneral(ctx, p, m)
 	}
 	prog, err := p.Convex()
 	if err != nil {

@@ -138,7 +138,7 @@ var minCharts = map[string]int{
 	"08-adversarial-regression.ipynb":    4,
 	"09-cifar-adversarial.ipynb":         6,
 	"10-admm-tables.ipynb":               8,
-	"11-architectures.ipynb":             6,
+	"11-architectures.ipynb":             7,
 	"datasets.ipynb":                     7,
 }
 

@@ -10,16 +10,26 @@ import (
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/general"
+	"github.com/convexnn/convexnn/solvers/twohidden"
 	"gonum.org/v1/gonum/mat"
 )
 
 // The models of problem.json's "model" field.
 const (
-	modelReLU      = "relu"      // eq. (convex_general)
-	modelBatchNorm = "batchnorm" // eq. (BNregularizedtrainingconvex): X is the raw data
-	modelCNNAvg    = "cnn-avg"   // two-layer CNN, average pooling (solvers/cnn)
-	modelCNNMax    = "cnn-max"   // two-layer CNN, max pooling
+	modelReLU      = "relu"       // eq. (convex_general)
+	modelBatchNorm = "batchnorm"  // eq. (BNregularizedtrainingconvex): X is the raw data
+	modelCNNAvg    = "cnn-avg"    // two-layer CNN, average pooling (solvers/cnn)
+	modelCNNMax    = "cnn-max"    // two-layer CNN, max pooling
+	modelTwoHidden = "two-hidden" // parallel two-hidden-layer sub-networks (solvers/twohidden)
 )
+
+// generalModel is a model whose program is an instance of eq. (ct_general):
+// its program, and what a point of it means (the network and its
+// non-convex objective in the result).
+type generalModel interface {
+	Program() (*general.Program, error)
+	result(res *resultJSON, w, wp []float64) error
+}
 
 // modelInput is a parsed problem of any model: the two-layer program (relu,
 // and batchnorm on the BN features U′, whose basis and raw data are kept)
@@ -29,29 +39,30 @@ type modelInput struct {
 	prog  *solvers.Program
 	pert  solvers.Perturbation
 	basis *batchnorm.Basis
-	raw   *mat.Dense // batchnorm: the raw data
-	cnn   *cnn.Problem
+	raw   *mat.Dense   // batchnorm: the raw data
+	gen   generalModel // cnn-avg, cnn-max, two-hidden
 }
 
 // setModel checks the model's fields and prepares it: for batchnorm,
 // in.prog holds the program's data U′ (patterns follow as for relu); for
-// the CNNs, in.cnn the problem with its patterns sampled.
+// the CNNs and two-hidden, in.gen the problem with its patterns sampled.
 func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss, patterns bool) error {
 	in.model = pj.Model
 	if in.model == "" {
 		in.model = modelReLU
 	}
 	cnnFields := pj.Shape != nil || pj.Filter != 0 || pj.Stride != 0 || pj.Pad != 0
+	if cnnFields && in.model != modelCNNAvg && in.model != modelCNNMax {
+		return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
+	}
+	if pj.M1 != 0 && in.model != modelTwoHidden {
+		return badInput("problem: field \"m1\" belongs to the model \"two-hidden\"")
+	}
 	switch in.model {
 	case modelReLU:
-		if cnnFields {
-			return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
-		}
 		return nil
 	case modelBatchNorm:
 		switch {
-		case cnnFields:
-			return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
 		case pj.Bias:
 			return badInput("problem: \"model\": \"batchnorm\" takes the raw X: batch normalization brings each neuron's shift, so \"bias\" must be false")
 		case pj.Eps > 0:
@@ -70,27 +81,53 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 		in.basis, in.raw = b, x
 		in.prog = &solvers.Program{X: u}
 		return nil
-	case modelCNNAvg, modelCNNMax:
-	case "two-hidden":
-		return badInput("problem: \"model\": \"two-hidden\" (two-hidden-layer sub-networks) is not available yet; models: relu, batchnorm, cnn-avg, cnn-max")
+	case modelCNNAvg, modelCNNMax, modelTwoHidden:
 	default:
-		return badInput("problem: field \"model\" = %q: want \"relu\" (default), \"batchnorm\", \"cnn-avg\" or \"cnn-max\"", pj.Model)
+		return badInput("problem: field \"model\" = %q: want \"relu\" (default), \"batchnorm\", \"cnn-avg\", \"cnn-max\" or \"two-hidden\"", pj.Model)
 	}
 	switch {
 	case !patterns:
 		return badInput("problem: \"model\": %q is solved by -solver admm, ipm or auto, not -solver scp", in.model)
-	case len(pj.Shape) != 3:
-		return badInput("problem: \"model\": %q needs field \"shape\": [channels, height, width] of the images in X's rows (CHW order)", in.model)
-	case pj.Filter < 1:
-		return badInput("problem: \"model\": %q needs field \"filter\" ≥ 1, the filters' side", in.model)
-	case pj.Bias:
-		return badInput("problem: \"model\": %q has no bias (\"bias\" must be false)", in.model)
 	case pj.Eps > 0 || pj.RobustSampling != nil:
-		return badInput("problem: \"model\": %q: robust (adversarial) CNN training is not available yet (\"eps\" must be 0)", in.model)
+		return badInput("problem: \"model\": %q: robust (adversarial) training is not available for it yet (\"eps\" must be 0)", in.model)
 	case pj.D != nil:
-		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (the filters' patterns are sampled), not \"D\"", in.model)
+		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (its patterns are sampled from random networks), not \"D\"", in.model)
 	case pj.P < 1 || pj.Seed == nil:
-		return badInput("problem: \"model\": %q needs field \"P\" ≥ 1 (patterns of random filters) and \"seed\"", in.model)
+		return badInput("problem: \"model\": %q needs field \"P\" ≥ 1 (patterns of random networks) and \"seed\"", in.model)
+	}
+	var got int
+	var err error
+	if in.model == modelTwoHidden {
+		if pj.M1 < 1 {
+			return badInput("problem: \"model\": \"two-hidden\" needs field \"m1\" ≥ 1, the first-layer neurons per sub-network")
+		}
+		tp, err := twohidden.New(x, pj.Y, pj.M1, loss, *pj.Beta)
+		if err != nil {
+			return badInput("problem: %v", err)
+		}
+		tp.Bias = pj.Bias
+		if got, err = tp.SamplePatterns(pj.P, *pj.Seed); err != nil {
+			return badInput("problem: %v", err)
+		}
+		in.gen = twoHiddenModel{tp}
+	} else if got, err = in.setCNN(pj, x, loss); err != nil {
+		return err
+	}
+	if got < pj.P {
+		warnf("convexnn: warning: %d distinct patterns found of the %d asked; solving with %d", got, pj.P, got)
+	}
+	return nil
+}
+
+// setCNN prepares a CNN model and samples its patterns.
+func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (int, error) {
+	switch {
+	case len(pj.Shape) != 3:
+		return 0, badInput("problem: \"model\": %q needs field \"shape\": [channels, height, width] of the images in X's rows (CHW order)", in.model)
+	case pj.Filter < 1:
+		return 0, badInput("problem: \"model\": %q needs field \"filter\" ≥ 1, the filters' side", in.model)
+	case pj.Bias:
+		return 0, badInput("problem: \"model\": %q has no bias (\"bias\" must be false)", in.model)
 	}
 	stride := pj.Stride
 	if stride == 0 {
@@ -102,16 +139,67 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 	}
 	cp, err := cnn.New(x, cnn.Shape{C: pj.Shape[0], H: pj.Shape[1], W: pj.Shape[2]}, cnn.Conv{Size: pj.Filter, Stride: stride, Pad: pj.Pad}, pool, pj.Y, loss, *pj.Beta)
 	if err != nil {
-		return badInput("problem: %v", err)
+		return 0, badInput("problem: %v", err)
 	}
 	got, err := cp.SamplePatterns(pj.P, *pj.Seed)
 	if err != nil {
-		return badInput("problem: %v", err)
+		return 0, badInput("problem: %v", err)
 	}
-	if got < pj.P {
-		warnf("convexnn: warning: %d distinct filter patterns found of the %d asked; solving with %d", got, pj.P, got)
+	in.gen = cnnModel{cp}
+	return got, nil
+}
+
+// cnnModel is a CNN problem as a generalModel.
+type cnnModel struct{ p *cnn.Problem }
+
+func (m cnnModel) Program() (*general.Program, error) { return m.p.Program() }
+
+func (m cnnModel) result(res *resultJSON, w, wp []float64) error {
+	cp := m.p
+	net, err := cp.Recover(w, wp)
+	if err != nil {
+		return err
 	}
-	in.cnn = cp
+	if res.NonconvexObjective, err = net.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
+		return err
+	}
+	var ut mat.Dense
+	ut.CloneFrom(net.U.T())
+	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha}
+	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Pooling: cp.Pool.String()}
+	return nil
+}
+
+// twoHiddenModel is a two-hidden-layer problem as a generalModel.
+type twoHiddenModel struct{ p *twohidden.Problem }
+
+func (m twoHiddenModel) Program() (*general.Program, error) { return m.p.Program() }
+
+// subNetworkJSON is one sub-network w_3 (Σ_j w_2j (xᵀw_1j)_+)_+: "w1" holds
+// the first-layer neurons w_1j as rows.
+type subNetworkJSON struct {
+	W1 [][]float64 `json:"w1"`
+	W2 []float64   `json:"w2"`
+	W3 float64     `json:"w3"`
+}
+
+func (m twoHiddenModel) result(res *resultJSON, w, wp []float64) error {
+	tp := m.p
+	net, err := tp.Recover(w, wp)
+	if err != nil {
+		return err
+	}
+	if res.NonconvexObjective, err = net.Objective(tp.Raw(), tp.Y, tp.Loss, tp.Beta); err != nil {
+		return err
+	}
+	for _, s := range net.Subs {
+		var t mat.Dense
+		t.CloneFrom(s.W1.T())
+		res.SubNetworks = append(res.SubNetworks, subNetworkJSON{W1: rows(&t), W2: s.W2, W3: s.W3})
+	}
+	if res.SubNetworks == nil {
+		res.SubNetworks = []subNetworkJSON{}
+	}
 	return nil
 }
 
@@ -158,18 +246,17 @@ type cnnJSON struct {
 	Pooling string `json:"pooling"`
 }
 
-// solveCNN solves a CNN problem (eq. ct_general) by the general ADMM or the
-// dense interior-point method (auto: the latter for the squared and hinge
-// losses when it fits, run to the gap, default 1e-6), and certifies it.
-func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
+// solveGeneral solves a model whose program is an instance of eq.
+// (ct_general) by the general ADMM or the dense interior-point method
+// (auto: the latter for the squared and hinge losses when it fits, run to
+// the gap, default 1e-6), and certifies it.
+func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
 	start := time.Now()
-	cp := in.cnn
-	gp, err := cp.Program()
+	gp, err := in.gen.Program()
 	if err != nil {
 		return resultJSON{}, err
 	}
 	res := resultJSON{Solver: solver, Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model}
-	cone := cp.Loss == solvers.SquaredLoss || cp.Loss == solvers.HingeLoss
 	if solver == "auto" {
 		solver = "admm"
 		if general.InteriorPointFits(gp) {
@@ -184,8 +271,8 @@ func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, r
 	var bound general.Bound
 	switch solver {
 	case "ipm":
-		if !cone {
-			return res, badInput("solve: -solver ipm solves the squared and hinge losses of model %q, not %v: use -solver admm", in.model, cp.Loss)
+		if gp.Loss != solvers.SquaredLoss && gp.Loss != solvers.HingeLoss {
+			return res, badInput("solve: -solver ipm solves the squared and hinge losses of model %q, not %v: use -solver admm", in.model, gp.Loss)
 		}
 		if tol == 0 {
 			tol = 1e-9
@@ -236,18 +323,7 @@ func solveCNN(ctx context.Context, in *modelInput, solver string, maxIter int, r
 	if res.MaxViolation, err = gp.Violation(w, wp); err != nil {
 		return res, err
 	}
-	net, err := cp.Recover(w, wp)
-	if err != nil {
-		return res, err
-	}
-	if res.NonconvexObjective, err = net.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
-		return res, err
-	}
-	var ut mat.Dense
-	ut.CloneFrom(net.U.T())
-	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha}
-	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Pooling: cp.Pool.String()}
-	return res, nil
+	return res, in.gen.result(&res, w, wp)
 }
 
 func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

@@ -92,13 +92,15 @@ func TestSolveModelBadInput(t *testing.T) {
 		{withFields(t, bn, map[string]any{"model": "batchnorm"}), nil, `"bias" must be false`},
 		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "eps": 0.1}), nil, `no robust`},
 		{withFields(t, bn, map[string]any{"model": "transformer"}), nil, `field "model" = "transformer"`},
-		{withFields(t, bn, map[string]any{"model": "two-hidden"}), nil, `not available yet`},
+		{withFields(t, bn, map[string]any{"model": "two-hidden"}), nil, `needs field "m1"`},
+		{withFields(t, bn, map[string]any{"m1": 2}), nil, `belongs to the model "two-hidden"`},
+		{withFields(t, bn, map[string]any{"model": "two-hidden", "m1": 2, "eps": 0.1}), nil, `robust (adversarial) training is not available`},
 		{withFields(t, bn, map[string]any{"filter": 2}), nil, `belong to the models "cnn-avg" and "cnn-max"`},
 		{withFields(t, img, map[string]any{"shape": nil}), nil, `needs field "shape"`},
 		{withFields(t, img, map[string]any{"shape": []int{1, 2, 2}}), nil, `images of shape 1×2×2 have 4`},
 		{withFields(t, img, map[string]any{"filter": 4}), nil, `do not fit`},
 		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
-		{withFields(t, img, map[string]any{"eps": 0.1}), nil, `robust (adversarial) CNN training is not available`},
+		{withFields(t, img, map[string]any{"eps": 0.1}), nil, `robust (adversarial) training is not available`},
 		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
@@ -111,6 +113,31 @@ func TestSolveModelBadInput(t *testing.T) {
 		}
 		if c.want != `squared and hinge losses` && !errors.As(err, new(usageError)) {
 			t.Errorf("%v: %v is not a usage error", c.args, err)
+		}
+	}
+}
+
+// Two-hidden-layer sub-networks: the certified optimum by -solver auto, and
+// the recovered sub-networks with the convex objective.
+func TestSolveTwoHidden(t *testing.T) {
+	for _, loss := range []string{"squared", "hinge"} {
+		body := withFields(t, randomProblem(16, 2, loss, 3), map[string]any{"model": "two-hidden", "m1": 2, "P": 5})
+		res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "auto")
+		if res.Solver != "ipm" || res.Model != "two-hidden" || len(res.SubNetworks) == 0 {
+			t.Fatalf("%s: solver %q, model %q, %d sub-networks", loss, res.Solver, res.Model, len(res.SubNetworks))
+		}
+		if *res.CertifiedGap > 1e-6 || res.Status != "gap reached" {
+			t.Errorf("%s: %s, certified gap %.1e", loss, res.Status, *res.CertifiedGap)
+		}
+		if math.Abs(res.NonconvexObjective-res.Objective) > 1e-6*math.Max(1, res.Objective) {
+			t.Errorf("%s: network objective %.10g, convex %.10g", loss, res.NonconvexObjective, res.Objective)
+		}
+		if s := res.SubNetworks[0]; len(s.W1) != 2 || len(s.W1[0]) != 3 || len(s.W2) != 2 {
+			t.Errorf("%s: sub-network of %d×%d first layer, %d second-layer weights", loss, len(s.W1), len(s.W1[0]), len(s.W2))
+		}
+		ad := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "admm", "-max-iter", "200")
+		if *ad.LowerBound > *res.UpperBound+1e-9 || *ad.UpperBound < *res.LowerBound-1e-9 {
+			t.Errorf("%s: ADMM's bounds [%v, %v] miss the optimum in [%v, %v]", loss, *ad.LowerBound, *ad.UpperBound, *res.LowerBound, *res.UpperBound)
 		}
 	}
 }

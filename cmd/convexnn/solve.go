@@ -45,7 +45,8 @@ type problemJSON struct {
 	Seed           *uint64             `json:"seed"`
 	RobustSampling *robustSamplingJSON `json:"robust_sampling"`
 	// Model is the architecture (see modelInput): "relu" (the default, eq.
-	// convex_general), "batchnorm", "cnn-avg" or "cnn-max"; the CNNs take
+	// convex_general), "batchnorm", "cnn-avg", "cnn-max" or "two-hidden"
+	// (with M1); the CNNs take
 	// Shape (channels, height, width of the images in X's rows, CHW),
 	// Filter, Stride (default 1) and Pad.
 	Model  string `json:"model"`
@@ -53,6 +54,8 @@ type problemJSON struct {
 	Filter int    `json:"filter"`
 	Stride int    `json:"stride"`
 	Pad    int    `json:"pad"`
+	// M1 is the first-layer width of each sub-network of "two-hidden".
+	M1 int `json:"m1"`
 }
 
 // robustSamplingJSON is step 1 of Algorithm "practical convex adversarial
@@ -114,12 +117,14 @@ type resultJSON struct {
 	Eps            float64  `json:"eps,omitempty"`
 	Norm           string   `json:"norm,omitempty"`
 	CleanObjective *float64 `json:"clean_objective,omitempty"`
-	// Model is the problem's "model" when it is not "relu"; BatchNorm and
-	// CNN describe the trained network of those models (Network then holds
-	// the network on the BN features, or the filters as rows of "u").
-	Model     string         `json:"model,omitempty"`
-	BatchNorm *batchNormJSON `json:"batchnorm,omitempty"`
-	CNN       *cnnJSON       `json:"cnn,omitempty"`
+	// Model is the problem's "model" when it is not "relu"; BatchNorm,
+	// CNN and SubNetworks describe the trained network of those models
+	// (Network then holds the network on the BN features, or the filters as
+	// rows of "u"; it is empty for two-hidden).
+	Model       string           `json:"model,omitempty"`
+	BatchNorm   *batchNormJSON   `json:"batchnorm,omitempty"`
+	CNN         *cnnJSON         `json:"cnn,omitempty"`
+	SubNetworks []subNetworkJSON `json:"subnetworks,omitempty"`
 }
 
 // readProblem parses and checks problem JSON, naming the offending field.
@@ -251,7 +256,7 @@ func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, so
 	if in.model == modelBatchNorm {
 		x = in.prog.X
 	}
-	if in.cnn != nil {
+	if in.gen != nil {
 		return nil, pert, nil
 	}
 	p := &solvers.Program{X: x, Y: pj.Y, Loss: loss, Beta: *pj.Beta, Bias: pj.Bias}
@@ -422,7 +427,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if mi.cnn != nil {
+	if mi.gen != nil {
 		switch *solver {
 		case "admm", "ipm", "auto":
 		default:
@@ -432,7 +437,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return badInput("solve: -inner and -relax are options of the two-layer ADMM; model %q runs the general ADMM (-rho, -tol, -max-iter, -gap)", mi.model)
 		}
 		return writeResult(stdout, *out, func() (resultJSON, error) {
-			return solveCNN(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)
+			return solveGeneral(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)
 		})
 	}
 	if mi.basis != nil && *solver == "scp" {

@@ -164,20 +164,12 @@ func TestOptimumAgainstCVXOPT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fd := mat.NewDense(len(y), len(p.Signs)*p.Filter(), nil)
-		var blocks []*mat.Dense
-		var sizes []int
-		for j := 0; j < len(p.Signs)*p.Filter(); j++ {
-			e := make([]float64, len(p.Signs)*p.Filter())
-			e[j] = 1
-			col := make([]float64, len(y))
-			gp.F.Apply(col, e)
-			fd.SetCol(j, col)
+		sizes, blocks := gp.Blocks()
+		ops := make([]testprog.Operator, len(blocks))
+		for i, b := range blocks {
+			ops[i] = b
 		}
-		for _, g := range gp.Groups {
-			blocks, sizes = append(blocks, g.G.(general.Matrix).M), append(sizes, g.Size)
-		}
-		oracle := testprog.CVXOPTGeneral(t, fd, sizes, blocks, y, loss, p.Beta)
+		oracle := testprog.CVXOPTGeneral(t, gp.F, sizes, ops, gp.Y, gp.Loss, gp.Beta)
 		if rel := math.Abs(res.Objective-oracle.Objective) / math.Max(1, oracle.Objective); rel > 1e-6 {
 			t.Errorf("trial %d (%v, %v): optimum %.10g, CVXOPT %.10g (%s)", trial, loss, pool, res.Objective, oracle.Objective, oracle.Status)
 		}

@@ -234,3 +234,11 @@ func (b Blocks) ApplyT(dst, y []float64) {
 		o += mc
 	}
 }
+
+// Blocks returns the groups' sizes and constraint blocks (nil: none).
+func (p *Program) Blocks() (sizes []int, blocks []Operator) {
+	for _, g := range p.Groups {
+		sizes, blocks = append(sizes, g.Size), append(blocks, g.G)
+	}
+	return sizes, blocks
+}

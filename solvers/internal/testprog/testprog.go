@@ -255,18 +255,33 @@ func CVXOPTBatchNorm(t *testing.T, x *mat.Dense, y []float64, d solvers.Patterns
 	return res
 }
 
-// CVXOPTGeneral solves eq. (ct_general) with the dense F (n×N), the group
-// sizes and their constraint blocks (nil: none) with the oracle.
-func CVXOPTGeneral(t *testing.T, f *mat.Dense, sizes []int, blocks []*mat.Dense, y []float64, loss solvers.Loss, beta float64) CVXOPTResult {
+// Operator is a linear map as CVXOPTGeneral reads it (general.Operator;
+// testprog cannot import solvers/general, which the tests of ipm and
+// certify below it use testprog).
+type Operator interface {
+	Dims() (r, c int)
+	Apply(dst, x []float64)
+}
+
+// CVXOPTGeneral solves eq. (ct_general) with F, the groups' sizes and
+// constraint blocks (nil: none), y, the loss and β with the oracle, which
+// gets F and the blocks as dense matrices.
+func CVXOPTGeneral(t *testing.T, f Operator, sizes []int, blocks []Operator, y []float64, loss solvers.Loss, beta float64) CVXOPTResult {
 	t.Helper()
-	rowsOf := func(m *mat.Dense) [][]float64 {
-		if m == nil {
-			return [][]float64{}
-		}
-		r, _ := m.Dims()
+	dense := func(op Operator) [][]float64 {
+		r, c := op.Dims()
 		out := make([][]float64, r)
 		for i := range out {
-			out[i] = m.RawRowView(i)
+			out[i] = make([]float64, c)
+		}
+		e, col := make([]float64, c), make([]float64, r)
+		for j := 0; j < c; j++ {
+			e[j] = 1
+			op.Apply(col, e)
+			for i, v := range col {
+				out[i][j] = v
+			}
+			e[j] = 0
 		}
 		return out
 	}
@@ -277,9 +292,13 @@ func CVXOPTGeneral(t *testing.T, f *mat.Dense, sizes []int, blocks []*mat.Dense,
 		G     [][][]float64 `json:"G"`
 		Loss  string        `json:"loss"`
 		Beta  float64       `json:"beta"`
-	}{F: rowsOf(f), Y: y, Sizes: sizes, Loss: loss.String(), Beta: beta}
+	}{F: dense(f), Y: y, Sizes: sizes, Loss: loss.String(), Beta: beta}
 	for _, b := range blocks {
-		in.G = append(in.G, rowsOf(b))
+		blk := [][]float64{}
+		if b != nil {
+			blk = dense(b)
+		}
+		in.G = append(in.G, blk)
 	}
 	var res CVXOPTResult
 	runOracle(t, "ctgeneral", in, &res)
