@@ -93,8 +93,8 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 		return nil, nil, errors.New("cvx: Conv: a CNN has no bias here; drop Bias()")
 	case p.bn:
 		return nil, nil, errors.New("cvx: Conv: batch normalization is for fully connected networks")
-	case p.robust():
-		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is not available yet")
+	case p.robust() && (p.conv.pool != cnn.AvgPool || p.loss != Hinge || p.Perturbation().Norm != solvers.LInf):
+		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for average pooling with the hinge loss and the ℓ∞ ball (cvx.Solve)")
 	case p.exact:
 		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
 	case p.patterns < 1:
@@ -174,12 +174,16 @@ func (p *Problem) model() (generalModel, error) {
 }
 
 // solveGeneral solves a Conv or TwoHidden problem by the dense
-// interior-point method (general.SolveInteriorPoint, certified).
+// interior-point method (general.SolveInteriorPoint, certified), and a
+// robust Conv problem by cnn.Problem.SolveRobust.
 func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	t0 := time.Now()
 	gm, err := p.model()
 	if err != nil {
 		return nil, err
+	}
+	if cm, ok := gm.(cnnModel); ok && p.robust() {
+		return solveRobustCNN(ctx, p, cm, m, t0)
 	}
 	gp, _ := gm.program()
 	tol := m.Tol
@@ -206,6 +210,33 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	return s, nil
 }
 
+// solveRobustCNN solves a robust Conv problem (average pooling, hinge, ℓ∞).
+// Objective is the robust objective and Clean the standard one at the
+// solution; Violation is that of the robust sign constraints. There is no
+// independent certificate: Lower and Upper are NaN, and Gap is the
+// interior-point method's relative duality gap.
+func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time.Time) (*Solution, error) {
+	eps := p.Perturbation().Eps
+	res, err := cm.cp.SolveRobust(ctx, eps, m.Tol)
+	if err != nil {
+		return nil, err
+	}
+	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Perturbation: p.Perturbation(),
+		Lower: math.NaN(), Upper: math.NaN(), Gap: res.Gap, Violation: cm.cp.RobustViolation(eps, res.W, res.Wp)}
+	if s.Clean, err = cm.gp.Objective(res.W, res.Wp); err != nil {
+		return nil, err
+	}
+	if err := cm.fill(s, res.W, res.Wp); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = cm.nonconvex(res.W, res.Wp); err != nil {
+		return nil, err
+	}
+	s.Seconds = time.Since(t0).Seconds()
+	note(fmt.Sprintf("cvx: %s, robust (ε = %g, ℓ∞), interior-point method: robust objective %.8g (standard %.8g), duality gap %.2g, %.2f s", cm.describe(), eps, s.Objective, s.Clean, s.Gap, s.Seconds))
+	return s, nil
+}
+
 // generalEngine runs the general ADMM (eq. ct_eq_general) on a Conv or
 // TwoHidden problem, on equilibrated constraints.
 type generalEngine struct {
@@ -218,6 +249,9 @@ type generalEngine struct {
 }
 
 func (a ADMM) openGeneral(p *Problem, saved json.RawMessage) (engine, error) {
+	if p.robust() {
+		return nil, errors.New("cvx: robust CNN training is solved by cvx.Solve (its dense interior-point program), not ADMM")
+	}
 	if a.Inner != AutoInner || a.Relax != 0 || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
 		return nil, errors.New("cvx: ADMM on a CNN or two-hidden-layer problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Tol, Gap and CertifyEvery")
 	}

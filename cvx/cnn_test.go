@@ -97,6 +97,19 @@ func TestConvProblem(t *testing.T) {
 	if _, err := Classify(x, y).Conv(s, 2, 1).SamplePatterns(2, 1).Convex(); err == nil || !strings.Contains(err.Error(), "ConvProgram()") {
 		t.Errorf("Convex of a CNN problem: %v", err)
 	}
+	rob, err := Solve(Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rob.CNN == nil || rob.Clean > rob.Objective+1e-9 || rob.Violation > 1e-7 || !math.IsNaN(rob.Lower) {
+		t.Errorf("robust CNN: network %v, robust objective %v, clean %v, violation %v, lower %v", rob.CNN, rob.Objective, rob.Clean, rob.Violation, rob.Lower)
+	}
+	if r := Start("robust-cnn", Classify(x, y).Hinge().Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1), ADMM{}); r.Err() == nil || !strings.Contains(r.Err().Error(), "not ADMM") {
+		t.Errorf("ADMM on a robust CNN: %v", r.Err())
+	}
+	if _, _, err := Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(0.03, LInf).SamplePatterns(4, 1).ConvProgram(); err == nil || !strings.Contains(err.Error(), "average pooling") {
+		t.Errorf("robust max pooling: %v", err)
+	}
 	r := Start("fista-cnn", Classify(x, y).Conv(s, 2, 1).SampleNeurons(3, 1), FISTA{})
 	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "not a CNN") {
 		t.Errorf("FISTA on a CNN problem: %v", err)

@@ -41,6 +41,7 @@ type modelInput struct {
 	basis *batchnorm.Basis
 	raw   *mat.Dense   // batchnorm: the raw data
 	gen   generalModel // cnn-avg, cnn-max, two-hidden
+	eps   float64      // cnn-avg: the robust program's ℓ∞ radius (0: standard)
 }
 
 // setModel checks the model's fields and prepares it: for batchnorm,
@@ -88,8 +89,10 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 	switch {
 	case !patterns:
 		return badInput("problem: \"model\": %q is solved by -solver admm, ipm or auto, not -solver scp", in.model)
-	case pj.Eps > 0 || pj.RobustSampling != nil:
-		return badInput("problem: \"model\": %q: robust (adversarial) training is not available for it yet (\"eps\" must be 0)", in.model)
+	case pj.RobustSampling != nil:
+		return badInput("problem: \"model\": %q does not take \"robust_sampling\"", in.model)
+	case pj.Eps > 0 && (in.model != modelCNNAvg || loss != solvers.HingeLoss || (pj.Norm != "" && pj.Norm != "inf")):
+		return badInput("problem: \"model\": %q: robust (adversarial) training is available for \"cnn-avg\" with the hinge loss and \"norm\": \"inf\" only (\"eps\" must be 0 here)", in.model)
 	case pj.D != nil:
 		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (its patterns are sampled from random networks), not \"D\"", in.model)
 	case pj.P < 1 || pj.Seed == nil:
@@ -146,6 +149,7 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 		return 0, badInput("problem: %v", err)
 	}
 	in.gen = cnnModel{cp}
+	in.eps = pj.Eps
 	return got, nil
 }
 
@@ -252,6 +256,9 @@ type cnnJSON struct {
 // the gap, default 1e-6), and certifies it.
 func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
 	start := time.Now()
+	if in.eps > 0 {
+		return solveRobustCNN(ctx, in, solver, tol, start)
+	}
 	gp, err := in.gen.Program()
 	if err != nil {
 		return resultJSON{}, err
@@ -324,6 +331,38 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 		return res, err
 	}
 	return res, in.gen.result(&res, w, wp)
+}
+
+// solveRobustCNN solves the robust program of an average-pooling CNN with
+// the hinge loss (cnn.Problem.SolveRobust, the dense interior-point
+// method): "objective" is the robust objective, "clean_objective" the
+// standard one at the solution, "max_constraint_violation" that of the
+// robust sign constraints. No independent certificate: "duality_gap" is
+// the interior-point method's relative gap.
+func solveRobustCNN(ctx context.Context, in *modelInput, solver string, tol float64, start time.Time) (resultJSON, error) {
+	res := resultJSON{Solver: "ipm", Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model, Eps: in.eps, Norm: "inf"}
+	if solver == "admm" {
+		return res, badInput("solve: robust CNN training (\"eps\" > 0) is solved by -solver ipm or auto (its dense interior-point program), not admm")
+	}
+	cp := in.gen.(cnnModel).p
+	r, err := cp.SolveRobust(ctx, in.eps, tol)
+	if err != nil {
+		return res, err
+	}
+	res.Status, res.Iterations, res.Gap = r.Status.String(), r.Iterations, r.Gap
+	res.Objective = r.Objective
+	res.MaxViolation = cp.RobustViolation(in.eps, r.W, r.Wp)
+	gp, err := cp.Program()
+	if err != nil {
+		return res, err
+	}
+	clean, err := gp.Objective(r.W, r.Wp)
+	if err != nil {
+		return res, err
+	}
+	res.CleanObjective = &clean
+	res.Seconds = time.Since(start).Seconds()
+	return res, in.gen.result(&res, r.W, r.Wp)
 }
 
 func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

@@ -94,13 +94,14 @@ func TestSolveModelBadInput(t *testing.T) {
 		{withFields(t, bn, map[string]any{"model": "transformer"}), nil, `field "model" = "transformer"`},
 		{withFields(t, bn, map[string]any{"model": "two-hidden"}), nil, `needs field "m1"`},
 		{withFields(t, bn, map[string]any{"m1": 2}), nil, `belongs to the model "two-hidden"`},
-		{withFields(t, bn, map[string]any{"model": "two-hidden", "m1": 2, "eps": 0.1}), nil, `robust (adversarial) training is not available`},
+		{withFields(t, bn, map[string]any{"model": "two-hidden", "m1": 2, "eps": 0.1}), nil, `robust (adversarial) training is available for "cnn-avg"`},
 		{withFields(t, bn, map[string]any{"filter": 2}), nil, `belong to the models "cnn-avg" and "cnn-max"`},
 		{withFields(t, img, map[string]any{"shape": nil}), nil, `needs field "shape"`},
 		{withFields(t, img, map[string]any{"shape": []int{1, 2, 2}}), nil, `images of shape 1×2×2 have 4`},
 		{withFields(t, img, map[string]any{"filter": 4}), nil, `do not fit`},
 		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
-		{withFields(t, img, map[string]any{"eps": 0.1}), nil, `robust (adversarial) training is not available`},
+		{withFields(t, img, map[string]any{"eps": 0.1, "model": "cnn-max"}), nil, `robust (adversarial) training is available for "cnn-avg"`},
+		{withFields(t, img, map[string]any{"eps": 0.1}), []string{"-solver", "admm"}, `not admm`},
 		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
@@ -139,5 +140,18 @@ func TestSolveTwoHidden(t *testing.T) {
 		if *ad.LowerBound > *res.UpperBound+1e-9 || *ad.UpperBound < *res.LowerBound-1e-9 {
 			t.Errorf("%s: ADMM's bounds [%v, %v] miss the optimum in [%v, %v]", loss, *ad.LowerBound, *ad.UpperBound, *res.LowerBound, *res.UpperBound)
 		}
+	}
+}
+
+// Robust CNN training from the command line: the robust objective above
+// the clean one at the solution, the robust constraints kept.
+func TestSolveRobustCNN(t *testing.T) {
+	body := withFields(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4), map[string]any{"eps": 0.03, "P": 3})
+	res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "auto")
+	if res.Eps != 0.03 || res.Norm != "inf" || res.CleanObjective == nil || res.Status != "optimal" {
+		t.Fatalf("eps %v norm %q clean %v status %q", res.Eps, res.Norm, res.CleanObjective, res.Status)
+	}
+	if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 1e-7 || res.Gap > 1e-7 {
+		t.Errorf("robust objective %v, clean %v, violation %v, duality gap %v", res.Objective, *res.CleanObjective, res.MaxViolation, res.Gap)
 	}
 }

@@ -2,7 +2,7 @@
 """Independent oracle for the interior-point solvers of solvers/ipm, with
 CVXOPT (Debian's python3-cvxopt; run with /usr/bin/python3):
 
-    cvxopt_oracle.py [general | robust | batchnorm | ctgeneral] < program.json > answer.json
+    cvxopt_oracle.py [general | robust | batchnorm | ctgeneral | robustcnn] < program.json > answer.json
 
 Mode "general" (the default) is the oracle for ipm.Solve, mode "robust" the
 one for ipm.SolveRobust; both read a program on stdin and write
@@ -32,6 +32,9 @@ data U' = [U, 1/sqrt(n)] from the oracle's own SVD of the centred raw X
 
 ctgeneral: eq. (ct_general) with an explicit F and block-diagonal G (see
 solve_ctgeneral).
+
+robustcnn: convex adversarial training of a two-layer CNN with average
+pooling and the hinge loss (see solve_robustcnn).
 
 robust: the robust convex training programs of section "Convex Adversarial
 Training" (eq. hinge_adv_D, hinge_adv_D_lp, SOCP3).
@@ -344,6 +347,119 @@ def solve_ctgeneral(prob):
                   solver_objective=sol["primal objective"] + const)
 
 
+# ---- mode "robustcnn" -------------------------------------------------------
+
+def solve_robustcnn(prob):
+    """Convex adversarial training of a two-layer CNN with average pooling and
+    the hinge loss against ||delta||_inf <= eps on every image's pixels,
+    written from its definition: images X (rows, CHW order), "shape" [C, H,
+    W], "conv" [size, stride, pad], "signs"[i][k][m] the pattern of filter
+    group i on patch k of image m. For each patch the pixels it reads are
+    listed (padding reads none); the robust sign constraint of group u on
+    patch k of image m is s * (x_km' u) - eps * sum_{l reads a pixel} |u_l|
+    >= 0, and the worst-case hinge term of image m is max(0, 1 - y_m f_m +
+    eps * ||g_m||_1) with g_m the gradient of f at x_m over the pixels. The
+    absolute values are epigraphs. conelp, variables u = (v_1..v_P,
+    w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels)."""
+    X, y, (C, H, W), (size, stride, pad) = prob["X"], prob["y"], prob["shape"], prob["conv"]
+    signs, beta, eps = prob["signs"], float(prob["beta"]), float(prob["eps"])
+    n, P = len(X), len(signs)
+    f = C * size * size
+    npix = C * H * W
+    rows_out = (H + 2 * pad - size) // stride + 1
+    cols_out = (W + 2 * pad - size) // stride + 1
+    patches = []  # per patch position: list of pixel indices or -1
+    for a in range(rows_out):
+        for b in range(cols_out):
+            idx = []
+            for c in range(C):
+                for i in range(size):
+                    for j in range(size):
+                        hh, ww = a * stride + i - pad, b * stride + j - pad
+                        idx.append((c * H + hh) * W + ww if 0 <= hh < H and 0 <= ww < W else -1)
+            patches.append(idx)
+    K = len(patches)
+    ng = 2 * P
+    nu = ng * f
+    ot, oa, oxi = nu, nu + ng, nu + ng + nu
+    oe = oxi + n
+    nx = oe + n * npix
+
+    def val(m, q):
+        return X[m][q] if q >= 0 else 0.0
+
+    lin = []  # (dict, rhs): sum coef x <= rhs
+    for j in range(ng):
+        i = j % P
+        for k, idx in enumerate(patches):
+            for m in range(n):
+                s = 1.0 if signs[i][k][m] else -1.0
+                row = {}
+                for l, q in enumerate(idx):
+                    if q >= 0:
+                        row[j * f + l] = row.get(j * f + l, 0.0) - s * val(m, q)
+                        row[oa + j * f + l] = row.get(oa + j * f + l, 0.0) + eps
+                lin.append((row, 0.0))
+    for c in range(nu):
+        lin.append(({c: 1.0, oa + c: -1.0}, 0.0))
+        lin.append(({c: -1.0, oa + c: -1.0}, 0.0))
+    for m in range(n):
+        lin.append(({oxi + m: -1.0}, 0.0))
+    for m in range(n):
+        row = {oxi + m: -1.0}
+        for i in range(P):
+            for k, idx in enumerate(patches):
+                if not signs[i][k][m]:
+                    continue
+                for l, q in enumerate(idx):
+                    if q >= 0:
+                        for j, sg in ((i, 1.0), (P + i, -1.0)):
+                            row[j * f + l] = row.get(j * f + l, 0.0) - y[m] * sg * val(m, q) / K
+        for q in range(npix):
+            row[oe + m * npix + q] = eps
+        lin.append((row, -1.0))
+    for m in range(n):
+        grads = [dict() for _ in range(npix)]
+        for i in range(P):
+            for k, idx in enumerate(patches):
+                if not signs[i][k][m]:
+                    continue
+                for l, q in enumerate(idx):
+                    if q >= 0:
+                        for j, sg in ((i, 1.0), (P + i, -1.0)):
+                            grads[q][j * f + l] = grads[q].get(j * f + l, 0.0) + sg / K
+        for q in range(npix):
+            for sg in (1.0, -1.0):
+                row = {c: sg * a for c, a in grads[q].items()}
+                row[oe + m * npix + q] = -1.0
+                lin.append((row, 0.0))
+    vals, rr, cc, h = [], [], [], []
+    for r, (row, rhs) in enumerate(lin):
+        for c, a in row.items():
+            if a != 0:
+                vals.append(a); rr.append(r); cc.append(c)
+        h.append(rhs)
+    r = len(lin)
+    for j in range(ng):
+        vals.append(-1.0); rr.append(r); cc.append(ot + j)
+        h.append(0.0)
+        r += 1
+        for l in range(f):
+            vals.append(-1.0); rr.append(r); cc.append(j * f + l)
+            h.append(0.0)
+            r += 1
+    G = spmatrix(vals, rr, cc, (r, nx))
+    h = matrix(h, (r, 1))
+    c = matrix(0.0, (nx, 1))
+    for j in range(ng):
+        c[ot + j] = beta
+    for m in range(n):
+        c[oxi + m] = 1.0 / n
+    dims = {"l": len(lin), "q": [f + 1] * ng, "s": []}
+    sol, tol = solve(lambda: solvers.conelp(c, G, h, dims), retry_inexact=True)
+    return dict(status=sol["status"], tolerance=tol, objective=sol["primal objective"])
+
+
 # ---- mode "robust" ----------------------------------------------------------
 
 def vertices(norm, f, eps):
@@ -564,13 +680,13 @@ def solve_robust(prob):
 
 # ---- main -------------------------------------------------------------------
 
-MODES = {"general": solve_general, "robust": solve_robust, "batchnorm": solve_batchnorm, "ctgeneral": solve_ctgeneral}
+MODES = {"general": solve_general, "robust": solve_robust, "batchnorm": solve_batchnorm, "ctgeneral": solve_ctgeneral, "robustcnn": solve_robustcnn}
 
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "general"
     if mode not in MODES or len(sys.argv) > 2:
-        sys.exit("usage: cvxopt_oracle.py [general | robust | batchnorm | ctgeneral] < program.json (one program, or a list of programs)")
+        sys.exit("usage: cvxopt_oracle.py [general | robust | batchnorm | ctgeneral | robustcnn] < program.json (one program, or a list of programs)")
     prob = json.load(sys.stdin)
     if isinstance(prob, list):  # a batch: one answer per program
         json.dump([MODES[mode](p) for p in prob], sys.stdout)

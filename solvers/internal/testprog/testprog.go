@@ -305,6 +305,32 @@ func CVXOPTGeneral(t *testing.T, f Operator, sizes []int, blocks []Operator, y [
 	return res
 }
 
+// CVXOPTRobustCNNInput is a robust CNN program as the oracle reads it: the
+// images (rows, CHW), their shape (C, H, W), the filters' size, stride and
+// padding, the groups' patterns Signs[i][k][m] (filter group i, patch k,
+// image m), the labels, β and ε.
+type CVXOPTRobustCNNInput struct {
+	X     [][]float64 `json:"X"`
+	Y     []float64   `json:"y"`
+	Shape [3]int      `json:"shape"`
+	Conv  [3]int      `json:"conv"`
+	Signs [][][]bool  `json:"signs"`
+	Beta  float64     `json:"beta"`
+	Eps   float64     `json:"eps"`
+}
+
+// CVXOPTRobustCNN solves the robust CNN program with the oracle and returns
+// its status and optimal value.
+func CVXOPTRobustCNN(t *testing.T, in CVXOPTRobustCNNInput) (status string, objective float64) {
+	t.Helper()
+	var res struct {
+		Status    string  `json:"status"`
+		Objective float64 `json:"objective"`
+	}
+	runOracle(t, "robustcnn", in, &res)
+	return res.Status, res.Objective
+}
+
 // CVXOPTRobust solves the robust program of p and pert with the robust
 // oracle.
 func CVXOPTRobust(t *testing.T, p *solvers.Program, pert solvers.Perturbation) CVXOPTRobustResult {
