@@ -35,8 +35,10 @@ type convSpec struct {
 // the images). Its convex program (solvers/cnn, an instance of eq.
 // ct_general) has one group per pattern of a random filter
 // (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
-// interior-point method (small programs). Bias, BatchNorm, robust training
-// and exact patterns are not available with it.
+// interior-point method (small programs). Bias gives every filter a bias
+// (cnn.Conv.Bias); Robust(ε, cvx.LInf) with average pooling and the hinge
+// loss trains it adversarially (Solve); BatchNorm and exact patterns are
+// not available with it.
 func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
 	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
 	if p.err == nil {
@@ -89,8 +91,6 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 		return nil, nil, errors.New("cvx: the problem is not a CNN (Conv)")
 	}
 	switch {
-	case p.bias:
-		return nil, nil, errors.New("cvx: Conv: a CNN has no bias here; drop Bias()")
 	case p.bn:
 		return nil, nil, errors.New("cvx: Conv: batch normalization is for fully connected networks")
 	case p.robust() && (p.conv.pool != cnn.AvgPool || p.loss != Hinge || p.Perturbation().Norm != solvers.LInf):
@@ -104,7 +104,9 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cp, err := cnn.New(p.x, p.conv.shape, p.conv.conv, p.conv.pool, p.targets(), loss, p.beta)
+	conv := p.conv.conv
+	conv.Bias = p.bias
+	cp, err := cnn.New(p.x, p.conv.shape, conv, p.conv.pool, p.targets(), loss, p.beta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -347,7 +349,11 @@ func FiltersFigure(net *CNN) (*plots.Figure, error) {
 	f, m := net.U.Dims()
 	s := net.Conv.Size
 	c := net.Shape.C
-	if f != c*s*s || m != len(net.Alpha) {
+	bias := 0
+	if net.Conv.Bias {
+		bias = 1
+	}
+	if f != c*s*s+bias || m != len(net.Alpha) {
 		return nil, fmt.Errorf("cvx: FiltersFigure: %d×%d filters for %d channels of %d×%d and %d output weights", f, m, c, s, s, len(net.Alpha))
 	}
 	w, h := m*(s+1)-1, c*s

@@ -87,7 +87,6 @@ func TestConvProblem(t *testing.T) {
 		{Classify(x, y).Conv(s, 5, 1), "do not fit"},
 		{Classify(x, y).MaxPool(), "call Conv first"},
 		{Classify(x, y).Conv(s, 2, 1), "needs patterns"},
-		{Classify(x, y).Bias().Conv(s, 2, 1).SamplePatterns(2, 1), "drop Bias()"},
 	} {
 		_, _, err := c.p.ConvProgram()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,6 +1,7 @@
 package cvx
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -57,5 +58,45 @@ func TestTwoHiddenProblem(t *testing.T) {
 		if _, _, err := c.p.TwoHiddenProgram(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
+	}
+}
+
+// Back-prop of the appendix architectures through cvx: its networks are
+// measured by the same objective, never below the certified optimum.
+func TestBackpropArchitecture(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 16
+	x := mat.NewDense(n, 2, nil)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		a, b := rng.NormFloat64(), rng.NormFloat64()
+		x.SetRow(k, []float64{a, b})
+		y[k] = math.Copysign(1, a*b)
+	}
+	// With every pattern the BN program is exact: no back-prop network
+	// beats its certified lower bound.
+	bn := Classify(x, y).Hinge().Beta(1e-2).BatchNorm().ExactPatterns()
+	sol, err := Solve(bn, IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		net, obj, err := BackpropArchitecture(context.Background(), bn, 6, 300, 0, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if net.Width() != 6 || sol.Lower > obj+1e-9 {
+			t.Errorf("BN seed %d: width %d, back-prop objective %v below the certified lower bound %v", seed, net.Width(), obj, sol.Lower)
+		}
+	}
+	net, obj, err := BackpropArchitecture(context.Background(), Classify(x, y).Hinge().Beta(1e-2).Bias().TwoHidden(2).SamplePatterns(8, 1), 4, 300, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th, ok := net.(*TwoHiddenNetwork); !ok || th.Width() != 4 || !th.Bias || !(obj > 0) {
+		t.Errorf("two-hidden back-prop: %T width %d, objective %v", net, net.Width(), obj)
+	}
+	if _, _, err := BackpropArchitecture(context.Background(), Classify(x, y), 3, 10, 0, 1); err == nil || !strings.Contains(err.Error(), "cvx.Backprop") {
+		t.Errorf("two-layer problem: %v", err)
 	}
 }

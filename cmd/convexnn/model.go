@@ -129,8 +129,10 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 		return 0, badInput("problem: \"model\": %q needs field \"shape\": [channels, height, width] of the images in X's rows (CHW order)", in.model)
 	case pj.Filter < 1:
 		return 0, badInput("problem: \"model\": %q needs field \"filter\" ≥ 1, the filters' side", in.model)
-	case pj.Bias:
-		return 0, badInput("problem: \"model\": %q has no bias (\"bias\" must be false)", in.model)
+	}
+	if pj.Bias { // the filters' biases: the images without the ones column
+		n, d := x.Dims()
+		x = mat.DenseCopyOf(x.Slice(0, n, 0, d-1))
 	}
 	stride := pj.Stride
 	if stride == 0 {
@@ -140,7 +142,7 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 	if in.model == modelCNNMax {
 		pool = cnn.MaxPool
 	}
-	cp, err := cnn.New(x, cnn.Shape{C: pj.Shape[0], H: pj.Shape[1], W: pj.Shape[2]}, cnn.Conv{Size: pj.Filter, Stride: stride, Pad: pj.Pad}, pool, pj.Y, loss, *pj.Beta)
+	cp, err := cnn.New(x, cnn.Shape{C: pj.Shape[0], H: pj.Shape[1], W: pj.Shape[2]}, cnn.Conv{Size: pj.Filter, Stride: stride, Pad: pj.Pad, Bias: pj.Bias}, pool, pj.Y, loss, *pj.Beta)
 	if err != nil {
 		return 0, badInput("problem: %v", err)
 	}
@@ -170,7 +172,7 @@ func (m cnnModel) result(res *resultJSON, w, wp []float64) error {
 	var ut mat.Dense
 	ut.CloneFrom(net.U.T())
 	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha}
-	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Pooling: cp.Pool.String()}
+	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Bias: cp.Conv.Bias, Pooling: cp.Pool.String()}
 	return nil
 }
 
@@ -247,6 +249,7 @@ type cnnJSON struct {
 	Filter  int    `json:"filter"`
 	Stride  int    `json:"stride"`
 	Pad     int    `json:"pad"`
+	Bias    bool   `json:"bias,omitempty"` // each filter's last entry is its bias
 	Pooling string `json:"pooling"`
 }
 

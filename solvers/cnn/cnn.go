@@ -38,8 +38,16 @@ import (
 type Shape struct{ C, H, W int }
 
 // Conv is the filters' geometry: Size×Size over all channels, moved by
-// Stride, over the image padded with Pad zeros on every side.
-type Conv struct{ Size, Stride, Pad int }
+// Stride, over the image padded with Pad zeros on every side; with Bias
+// every patch gets a last entry 1 (not a pixel: no perturbation moves it),
+// so that each filter has a bias. Robust training needs it on images with
+// blank patches: a filter without bias answers 0 on an all-zero patch, and
+// a perturbation can move that answer to either sign, so the robust sign
+// constraint forces it to zero.
+type Conv struct {
+	Size, Stride, Pad int
+	Bias              bool
+}
 
 // Pooling is the second layer's pooling over the patches.
 type Pooling int
@@ -80,8 +88,9 @@ func (cv Conv) Positions(s Shape) (rows, cols int) {
 	return (s.H+2*cv.Pad-cv.Size)/cv.Stride + 1, (s.W+2*cv.Pad-cv.Size)/cv.Stride + 1
 }
 
-// Patches returns X_k (n × C·Size·Size) for the K patch positions, row-major
-// over the positions; a patch's entries are in CHW order, padding zero.
+// Patches returns X_k (n × C·Size·Size, plus 1 with Bias) for the K patch
+// positions, row-major over the positions; a patch's entries are in CHW
+// order, padding zero, then the bias entry 1.
 func Patches(x *mat.Dense, s Shape, cv Conv) ([]*mat.Dense, error) {
 	if x == nil {
 		return nil, errors.New("cnn: no data matrix")
@@ -98,6 +107,9 @@ func Patches(x *mat.Dense, s Shape, cv Conv) ([]*mat.Dense, error) {
 	}
 	pr, pc := cv.Positions(s)
 	f := s.C * cv.Size * cv.Size
+	if cv.Bias {
+		f++
+	}
 	out := make([]*mat.Dense, 0, pr*pc)
 	for a := 0; a < pr; a++ {
 		for b := 0; b < pc; b++ {
@@ -115,6 +127,9 @@ func Patches(x *mat.Dense, s Shape, cv Conv) ([]*mat.Dense, error) {
 							e++
 						}
 					}
+				}
+				if cv.Bias {
+					row[e] = 1
 				}
 			}
 			out = append(out, m)
@@ -231,6 +246,32 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// AddSigns adds the average-pooling pattern signs[k] = D_k (one per patch
+// position, over the images) and reports whether it is new; with every
+// sign pattern of the stacked patches (solvers.ExactPatterns of the nK×f
+// matrix of all patches, cut in K blocks) the program is exact.
+func (p *Problem) AddSigns(signs []solvers.Pattern) (bool, error) {
+	if p.Pool != AvgPool {
+		return false, errors.New("cnn: AddSigns is for average pooling (max pooling's patterns also hold the winning patches: AddPattern)")
+	}
+	n, _ := p.X.Dims()
+	if len(signs) != len(p.Patches) {
+		return false, fmt.Errorf("cnn: %d sign patterns for %d patch positions", len(signs), len(p.Patches))
+	}
+	for k, s := range signs {
+		if len(s) != n {
+			return false, fmt.Errorf("cnn: sign pattern %d has %d entries for %d images", k, len(s), n)
+		}
+	}
+	for i := range p.Signs {
+		if samePatterns(p.Signs[i], signs) {
+			return false, nil
+		}
+	}
+	p.Signs = append(p.Signs, signs)
+	return true, nil
 }
 
 // SamplePatterns adds the distinct patterns of up to np filter directions
@@ -410,5 +451,11 @@ func (net *Network) String() string {
 	var b strings.Builder
 	_, m := net.U.Dims()
 	fmt.Fprintf(&b, "two-layer CNN: %d filters %d×%d×%d, stride %d, padding %d, %v", m, net.Shape.C, net.Conv.Size, net.Conv.Size, net.Conv.Stride, net.Conv.Pad, net.Pool)
+	if net.Conv.Bias {
+		b.WriteString(", with biases")
+	}
 	return b.String()
 }
+
+// Width returns the number of filters.
+func (net *Network) Width() int { return len(net.Alpha) }

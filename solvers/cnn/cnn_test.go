@@ -50,6 +50,14 @@ func TestPatches(t *testing.T) {
 	if got := pt[3].RawRowView(0); !floats.Equal(got, []float64{5, 6, 8, 9, 15, 16, 18, 19}) {
 		t.Errorf("padded patch 3 = %v", got)
 	}
+	// Bias: every patch ends with a 1.
+	pt, err = cnn.Patches(x, cnn.Shape{C: 2, H: 3, W: 3}, cnn.Conv{Size: 2, Stride: 1, Bias: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pt[1].RawRowView(0); !floats.Equal(got, []float64{2, 3, 5, 6, 12, 13, 15, 16, 1}) {
+		t.Errorf("patch 1 with bias = %v", got)
+	}
 }
 
 // images returns n random c×h×w images and labels for the loss.
@@ -88,7 +96,7 @@ func TestRecoverKeepsTheObjective(t *testing.T) {
 	for trial := 0; trial < 40; trial++ {
 		loss := []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.BCELoss, solvers.LogisticLoss}[trial%4]
 		pool := []cnn.Pooling{cnn.AvgPool, cnn.MaxPool}[trial/4%2]
-		conv := []cnn.Conv{{Size: 2, Stride: 1}, {Size: 3, Stride: 2, Pad: 1}}[trial/8%2]
+		conv := []cnn.Conv{{Size: 2, Stride: 1}, {Size: 3, Stride: 2, Pad: 1, Bias: true}}[trial/8%2]
 		x, y := images(rng, 15, shape, loss)
 		p, err := cnn.New(x, shape, conv, pool, y, loss, 0.01+rng.Float64())
 		if err != nil {

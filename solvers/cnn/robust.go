@@ -49,14 +49,14 @@ func (p *Problem) masks() [][]float64 {
 					}
 				}
 			}
-			out = append(out, m)
+			out = append(out, m) // the bias entry, if any, stays 0
 		}
 	}
 	return out
 }
 
 // pixelOf returns, per patch position and patch entry, the pixel index
-// (CHW) it reads, −1 for padding.
+// (CHW) it reads, −1 for padding and the bias entry.
 func (p *Problem) pixelOf() [][]int {
 	s, cv := p.Shape, p.Conv
 	pr, pc := cv.Positions(s)
@@ -75,6 +75,9 @@ func (p *Problem) pixelOf() [][]int {
 						}
 					}
 				}
+			}
+			if cv.Bias {
+				idx = append(idx, -1)
 			}
 			out = append(out, idx)
 		}

@@ -20,10 +20,10 @@ func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 	testprog.RequireCVXOPT(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	shape := cnn.Shape{C: 1, H: 4, W: 4}
-	for trial := 0; trial < 4; trial++ {
-		conv := []cnn.Conv{{Size: 2, Stride: 2}, {Size: 3, Stride: 1, Pad: 1}}[trial%2]
+	for trial := 0; trial < 6; trial++ {
+		conv := []cnn.Conv{{Size: 2, Stride: 2}, {Size: 3, Stride: 1, Pad: 1}, {Size: 2, Stride: 2, Bias: true}}[trial%3]
 		x, y := images(rng, 10, shape, solvers.HingeLoss)
-		eps := []float64{0.02, 0.05}[trial/2]
+		eps := []float64{0.02, 0.05}[trial/3]
 		p, err := cnn.New(x, shape, conv, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +35,7 @@ func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := testprog.CVXOPTRobustCNNInput{Shape: [3]int{shape.C, shape.H, shape.W}, Conv: [3]int{conv.Size, conv.Stride, conv.Pad}, Y: y, Beta: p.Beta, Eps: eps}
+		in := testprog.CVXOPTRobustCNNInput{Shape: [3]int{shape.C, shape.H, shape.W}, Conv: [3]int{conv.Size, conv.Stride, conv.Pad}, Bias: conv.Bias, Y: y, Beta: p.Beta, Eps: eps}
 		n, _ := x.Dims()
 		for m := 0; m < n; m++ {
 			in.X = append(in.X, x.RawRowView(m))
@@ -105,5 +105,38 @@ func TestRobustRefusals(t *testing.T) {
 		if _, err := p.SolveRobust(context.Background(), c.eps, 0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
+	}
+}
+
+// On images with blank patches, robust training without biases can only
+// return zero filters (a filter answers 0 on a blank patch, and δ can move
+// that to either sign); with biases it learns.
+func TestRobustNeedsBiasOnBlankPatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	shape := cnn.Shape{C: 1, H: 4, W: 4}
+	x, y := images(rng, 10, shape, solvers.HingeLoss)
+	for m := 0; m < 10; m++ {
+		row := x.RawRowView(m)
+		for _, q := range []int{0, 1, 4, 5} { // the top-left 2×2 patch is blank
+			row[q] = 0
+		}
+	}
+	var objs []float64
+	for _, bias := range []bool{false, true} {
+		p, err := cnn.New(x, shape, cnn.Conv{Size: 2, Stride: 2, Bias: bias}, cnn.AvgPool, y, solvers.HingeLoss, 1e-3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.SamplePatterns(4, 3); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.SolveRobust(context.Background(), 0.02, 1e-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, res.Objective)
+	}
+	if math.Abs(objs[0]-1) > 1e-6 || objs[1] > 0.99 {
+		t.Errorf("robust objective without biases %.8f (want 1, the zero network), with biases %.8f (want below 1)", objs[0], objs[1])
 	}
 }

@@ -353,7 +353,8 @@ def solve_robustcnn(prob):
     """Convex adversarial training of a two-layer CNN with average pooling and
     the hinge loss against ||delta||_inf <= eps on every image's pixels,
     written from its definition: images X (rows, CHW order), "shape" [C, H,
-    W], "conv" [size, stride, pad], "signs"[i][k][m] the pattern of filter
+    W], "conv" [size, stride, pad], "bias" (filters with a bias: every patch
+    ends with a constant 1), "signs"[i][k][m] the pattern of filter
     group i on patch k of image m. For each patch the pixels it reads are
     listed (padding reads none); the robust sign constraint of group u on
     patch k of image m is s * (x_km' u) - eps * sum_{l reads a pixel} |u_l|
@@ -362,9 +363,10 @@ def solve_robustcnn(prob):
     absolute values are epigraphs. conelp, variables u = (v_1..v_P,
     w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels)."""
     X, y, (C, H, W), (size, stride, pad) = prob["X"], prob["y"], prob["shape"], prob["conv"]
+    bias = bool(prob.get("bias", False))
     signs, beta, eps = prob["signs"], float(prob["beta"]), float(prob["eps"])
     n, P = len(X), len(signs)
-    f = C * size * size
+    f = C * size * size + (1 if bias else 0)
     npix = C * H * W
     rows_out = (H + 2 * pad - size) // stride + 1
     cols_out = (W + 2 * pad - size) // stride + 1
@@ -377,6 +379,8 @@ def solve_robustcnn(prob):
                     for j in range(size):
                         hh, ww = a * stride + i - pad, b * stride + j - pad
                         idx.append((c * H + hh) * W + ww if 0 <= hh < H and 0 <= ww < W else -1)
+            if bias:
+                idx.append(-2)  # the filter's bias: a constant 1, not a pixel
             patches.append(idx)
     K = len(patches)
     ng = 2 * P
@@ -386,7 +390,7 @@ def solve_robustcnn(prob):
     nx = oe + n * npix
 
     def val(m, q):
-        return X[m][q] if q >= 0 else 0.0
+        return X[m][q] if q >= 0 else (1.0 if q == -2 else 0.0)
 
     lin = []  # (dict, rhs): sum coef x <= rhs
     for j in range(ng):
@@ -396,8 +400,9 @@ def solve_robustcnn(prob):
                 s = 1.0 if signs[i][k][m] else -1.0
                 row = {}
                 for l, q in enumerate(idx):
-                    if q >= 0:
+                    if q != -1:
                         row[j * f + l] = row.get(j * f + l, 0.0) - s * val(m, q)
+                    if q >= 0:
                         row[oa + j * f + l] = row.get(oa + j * f + l, 0.0) + eps
                 lin.append((row, 0.0))
     for c in range(nu):
@@ -412,7 +417,7 @@ def solve_robustcnn(prob):
                 if not signs[i][k][m]:
                     continue
                 for l, q in enumerate(idx):
-                    if q >= 0:
+                    if q != -1:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
                             row[j * f + l] = row.get(j * f + l, 0.0) - y[m] * sg * val(m, q) / K
         for q in range(npix):

@@ -307,13 +307,14 @@ func CVXOPTGeneral(t *testing.T, f Operator, sizes []int, blocks []Operator, y [
 
 // CVXOPTRobustCNNInput is a robust CNN program as the oracle reads it: the
 // images (rows, CHW), their shape (C, H, W), the filters' size, stride and
-// padding, the groups' patterns Signs[i][k][m] (filter group i, patch k,
-// image m), the labels, β and ε.
+// padding, whether the filters have biases, the groups' patterns
+// Signs[i][k][m] (filter group i, patch k, image m), the labels, β and ε.
 type CVXOPTRobustCNNInput struct {
 	X     [][]float64 `json:"X"`
 	Y     []float64   `json:"y"`
 	Shape [3]int      `json:"shape"`
 	Conv  [3]int      `json:"conv"`
+	Bias  bool        `json:"bias"`
 	Signs [][][]bool  `json:"signs"`
 	Beta  float64     `json:"beta"`
 	Eps   float64     `json:"eps"`

@@ -1,0 +1,445 @@
+package backprop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/batchnorm"
+	"github.com/convexnn/convexnn/solvers/cnn"
+	"github.com/convexnn/convexnn/solvers/twohidden"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a network of one of the appendix's architectures as back-prop
+// sees it: its parameters as one vector, the training objective with its
+// gradient (full batch), and a projection onto its constraints.
+type Model interface {
+	// Params returns the parameter vector; changing it changes the model.
+	Params() []float64
+	// Objective returns the training objective and sets grad (len(Params()))
+	// to its gradient (a subgradient at the ReLUs' and the hinge's kinks).
+	Objective(grad []float64) float64
+}
+
+// projector is a Model with constraints (twohidden's unit balls).
+type projector interface{ project() }
+
+// Minimize trains m by full-batch Adam (learning rate lr) for epochs steps
+// and returns the objective before each step and after the last. ctx stops
+// it between steps, with the objectives so far.
+func Minimize(ctx context.Context, m Model, lr float64, epochs int) ([]float64, error) {
+	if !(lr > 0) || epochs < 0 {
+		return nil, fmt.Errorf("backprop: Minimize(learning rate %v, %d epochs): need lr > 0 and epochs ≥ 0", lr, epochs)
+	}
+	theta := m.Params()
+	g, mo, v := make([]float64, len(theta)), make([]float64, len(theta)), make([]float64, len(theta))
+	var hist []float64
+	for t := 1; t <= epochs; t++ {
+		if err := ctx.Err(); err != nil {
+			return hist, err
+		}
+		hist = append(hist, m.Objective(g))
+		adamUpdate(theta, g, mo, v, lr, 1-math.Pow(adamBeta1, float64(t)), 1-math.Pow(adamBeta2, float64(t)))
+		if p, ok := m.(projector); ok {
+			p.project()
+		}
+	}
+	return append(hist, m.Objective(g)), nil
+}
+
+// lossSlopes sets s = ∂ℓ/∂ŷ (the mean losses' 1/n included; the hinge's
+// subgradient 0 at the kink) and returns ℓ(ŷ, y).
+func lossSlopes(l solvers.Loss, s, yhat, y []float64) float64 {
+	scale := 1.0
+	if l != solvers.SquaredLoss {
+		scale = 1 / float64(len(y))
+	}
+	for k := range y {
+		s[k] = scale * trainSlope(l, yhat[k], y[k])
+	}
+	return l.Value(yhat, y)
+}
+
+func gaussian(rng *rand.Rand, x []float64, sd float64) {
+	for i := range x {
+		x[i] = sd * rng.NormFloat64()
+	}
+}
+
+// BNModel is a batch-normalized network (batchnorm.Network) trained with
+// full-batch BN on X: parameters W (d×m), γ, α and the output weights a;
+// objective ℓ(f(X), y) + (β/2)(‖γ‖² + ‖α‖² + ‖a‖²) (batchnorm.Network.Objective).
+type BNModel struct {
+	X    *mat.Dense
+	Y    []float64
+	Loss solvers.Loss
+	Beta float64
+	m    int
+	p    []float64 // W (d×m, row-major), γ, α, a
+}
+
+// NewBNModel returns a BN network of width m with Gaussian weights (seed).
+func NewBNModel(x *mat.Dense, y []float64, loss solvers.Loss, beta float64, m int, seed uint64) (*BNModel, error) {
+	if err := checkModelData(x, y, loss, beta, m); err != nil {
+		return nil, err
+	}
+	_, d := x.Dims()
+	b := &BNModel{X: x, Y: y, Loss: loss, Beta: beta, m: m, p: make([]float64, d*m+3*m)}
+	rng := rand.New(rand.NewPCG(seed, 0xb4))
+	gaussian(rng, b.p, 1/math.Sqrt(float64(m)))
+	return b, nil
+}
+
+func checkModelData(x *mat.Dense, y []float64, loss solvers.Loss, beta float64, m int) error {
+	if x == nil {
+		return errors.New("backprop: no data matrix")
+	}
+	n, _ := x.Dims()
+	if len(y) != n {
+		return fmt.Errorf("backprop: X has %d rows but y has %d entries", n, len(y))
+	}
+	if err := loss.CheckLabels(y); err != nil {
+		return fmt.Errorf("backprop: %w", err)
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) || m < 1 {
+		return fmt.Errorf("backprop: β = %v and width %d, need β > 0 and width ≥ 1", beta, m)
+	}
+	return nil
+}
+
+// Params returns W, γ, α and a as one vector.
+func (b *BNModel) Params() []float64 { return b.p }
+
+// Network returns the current network with the training batch statistics.
+func (b *BNModel) Network() *batchnorm.Network {
+	n, d := b.X.Dims()
+	m := b.m
+	net := &batchnorm.Network{W: mat.NewDense(d, m, append([]float64(nil), b.p[:d*m]...)), N: n,
+		Gamma: append([]float64(nil), b.p[d*m:d*m+m]...), Alpha: append([]float64(nil), b.p[d*m+m:d*m+2*m]...), A: append([]float64(nil), b.p[d*m+2*m:]...)}
+	var h mat.Dense
+	h.Mul(b.X, net.W)
+	col := make([]float64, n)
+	for j := 0; j < m; j++ {
+		mat.Col(col, j, &h)
+		mu := floats.Sum(col) / float64(n)
+		var s float64
+		for _, v := range col {
+			s += (v - mu) * (v - mu)
+		}
+		net.Mean, net.Scale = append(net.Mean, mu), append(net.Scale, math.Sqrt(s))
+	}
+	return net
+}
+
+// Objective is BNModel's objective and gradient (see BNModel).
+func (b *BNModel) Objective(grad []float64) float64 {
+	n, d := b.X.Dims()
+	m := b.m
+	w := mat.NewDense(d, m, b.p[:d*m])
+	gamma, alpha, a := b.p[d*m:d*m+m], b.p[d*m+m:d*m+2*m], b.p[d*m+2*m:]
+	var h mat.Dense
+	h.Mul(b.X, w)
+	sq := 1 / math.Sqrt(float64(n))
+	chat, z := mat.NewDense(n, m, nil), mat.NewDense(n, m, nil)
+	scale := make([]float64, m)
+	out := make([]float64, n)
+	col := make([]float64, n)
+	for j := 0; j < m; j++ {
+		mat.Col(col, j, &h)
+		mu := floats.Sum(col) / float64(n)
+		for k := range col {
+			col[k] -= mu
+		}
+		s := floats.Norm(col, 2)
+		scale[j] = s
+		for k, c := range col {
+			ch := 0.0
+			if s > 0 {
+				ch = c / s
+			}
+			chat.Set(k, j, ch)
+			zk := gamma[j]*ch + alpha[j]*sq
+			z.Set(k, j, zk)
+			if zk > 0 {
+				out[k] += a[j] * zk
+			}
+		}
+	}
+	slopes := make([]float64, n)
+	obj := lossSlopes(b.Loss, slopes, out, b.Y) + b.Beta/2*(floats.Dot(gamma, gamma)+floats.Dot(alpha, alpha)+floats.Dot(a, a))
+	clear(grad)
+	gw := mat.NewDense(d, m, grad[:d*m])
+	gg, ga, gaa := grad[d*m:d*m+m], grad[d*m+m:d*m+2*m], grad[d*m+2*m:]
+	dh := mat.NewDense(n, m, nil)
+	delta := make([]float64, n)
+	for j := 0; j < m; j++ {
+		var dc float64
+		for k := 0; k < n; k++ {
+			zk := z.At(k, j)
+			delta[k] = 0
+			if zk > 0 {
+				gaa[j] += slopes[k] * zk
+				delta[k] = a[j] * slopes[k]
+			}
+			gg[j] += delta[k] * chat.At(k, j)
+			ga[j] += delta[k] * sq
+			dc += chat.At(k, j) * delta[k]
+		}
+		gaa[j] += b.Beta * a[j]
+		gg[j] += b.Beta * gamma[j]
+		ga[j] += b.Beta * alpha[j]
+		if scale[j] == 0 {
+			continue
+		}
+		// ∂/∂h = (γ/s)(δ − mean(δ) − ĉ(ĉᵀδ)).
+		md := floats.Sum(delta) / float64(n)
+		for k := 0; k < n; k++ {
+			dh.Set(k, j, gamma[j]/scale[j]*(delta[k]-md-chat.At(k, j)*dc))
+		}
+	}
+	gw.Mul(b.X.T(), dh)
+	return obj
+}
+
+// CNNModel is a two-layer CNN (cnn.Network) trained by back-prop:
+// parameters U (filters, f×m) and α; objective ℓ(f(X), y) + (β/2)(‖U‖_F² +
+// ‖α‖²) (cnn.Network.Objective).
+type CNNModel struct {
+	net     *cnn.Network
+	patches []*mat.Dense
+	Y       []float64
+	Loss    solvers.Loss
+	Beta    float64
+	p       []float64 // U (f×m, row-major), α
+}
+
+// NewCNNModel returns a CNN of m filters with Gaussian weights (seed) on the
+// images x (rows, CHW).
+func NewCNNModel(x *mat.Dense, y []float64, s cnn.Shape, cv cnn.Conv, pool cnn.Pooling, loss solvers.Loss, beta float64, m int, seed uint64) (*CNNModel, error) {
+	if err := checkModelData(x, y, loss, beta, m); err != nil {
+		return nil, err
+	}
+	pt, err := cnn.Patches(x, s, cv)
+	if err != nil {
+		return nil, err
+	}
+	_, f := pt[0].Dims()
+	c := &CNNModel{patches: pt, Y: y, Loss: loss, Beta: beta, p: make([]float64, f*m+m)}
+	rng := rand.New(rand.NewPCG(seed, 0xc4))
+	gaussian(rng, c.p, 1/math.Sqrt(float64(f)))
+	c.net = &cnn.Network{Shape: s, Conv: cv, Pool: pool, U: mat.NewDense(f, m, c.p[:f*m]), Alpha: c.p[f*m:]}
+	return c, nil
+}
+
+// Params returns U and α as one vector.
+func (c *CNNModel) Params() []float64 { return c.p }
+
+// Network returns a copy of the current CNN.
+func (c *CNNModel) Network() *cnn.Network {
+	return &cnn.Network{Shape: c.net.Shape, Conv: c.net.Conv, Pool: c.net.Pool, U: mat.DenseCopyOf(c.net.U), Alpha: append([]float64(nil), c.net.Alpha...)}
+}
+
+// Objective is CNNModel's objective and gradient (see CNNModel).
+func (c *CNNModel) Objective(grad []float64) float64 {
+	u, alpha := c.net.U, c.net.Alpha
+	f, m := u.Dims()
+	n, _ := c.patches[0].Dims()
+	nk := float64(len(c.patches))
+	resp := make([]*mat.Dense, len(c.patches))
+	for k, xk := range c.patches {
+		resp[k] = new(mat.Dense)
+		resp[k].Mul(xk, u)
+	}
+	pooled := mat.NewDense(n, m, nil)
+	arg := make([]int, n*m)
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			if c.net.Pool == cnn.AvgPool {
+				var s float64
+				for k := range resp {
+					s += math.Max(0, resp[k].At(i, j))
+				}
+				pooled.Set(i, j, s/nk)
+			} else {
+				best := 0
+				for k := range resp {
+					if resp[k].At(i, j) > resp[best].At(i, j) {
+						best = k
+					}
+				}
+				arg[i*m+j] = best
+				pooled.Set(i, j, math.Max(0, resp[best].At(i, j)))
+			}
+		}
+	}
+	out := make([]float64, n)
+	mat.NewVecDense(n, out).MulVec(pooled, mat.NewVecDense(m, alpha))
+	slopes := make([]float64, n)
+	obj := lossSlopes(c.Loss, slopes, out, c.Y) + c.Beta/2*(floats.Dot(c.p, c.p))
+	clear(grad)
+	gu, ga := mat.NewDense(f, m, grad[:f*m]), grad[f*m:]
+	for j := 0; j < m; j++ {
+		ga[j] = c.Beta * alpha[j]
+		for i := 0; i < n; i++ {
+			ga[j] += slopes[i] * pooled.At(i, j)
+		}
+	}
+	// ∂/∂u_j = Σ_i slope_i α_j ∂pool_ij/∂u_j.
+	coef := mat.NewDense(n, m, nil)
+	for k, xk := range c.patches {
+		coef.Zero()
+		active := false
+		for i := 0; i < n; i++ {
+			for j := 0; j < m; j++ {
+				if resp[k].At(i, j) <= 0 {
+					continue
+				}
+				switch {
+				case c.net.Pool == cnn.AvgPool:
+					coef.Set(i, j, slopes[i]*alpha[j]/nk)
+					active = true
+				case arg[i*m+j] == k:
+					coef.Set(i, j, slopes[i]*alpha[j])
+					active = true
+				}
+			}
+		}
+		if active {
+			var t mat.Dense
+			t.Mul(xk.T(), coef)
+			gu.Add(gu, &t)
+		}
+	}
+	floats.AddScaled(grad[:f*m], c.Beta, c.p[:f*m])
+	return obj
+}
+
+// TwoHiddenModel is K two-hidden-layer sub-networks (twohidden.Network)
+// trained by projected back-prop: parameters W1 (d×m1 each), w2, w3;
+// objective ℓ(f(X), y) + (β/2) Σ_k (‖w_2k‖² + w_3k²) with every
+// first-layer neuron projected onto the unit ball after each step.
+type TwoHiddenModel struct {
+	X        *mat.Dense
+	Y        []float64
+	Loss     solvers.Loss
+	Beta     float64
+	k, d, m1 int
+	p        []float64 // per sub-network: W1 (d×m1 row-major), w2 (m1), w3
+}
+
+// NewTwoHiddenModel returns k sub-networks of m1 first-layer neurons with
+// Gaussian weights (seed), first-layer neurons in the unit ball. X holds the
+// bias column if the first layer is to have biases.
+func NewTwoHiddenModel(x *mat.Dense, y []float64, loss solvers.Loss, beta float64, k, m1 int, seed uint64) (*TwoHiddenModel, error) {
+	if err := checkModelData(x, y, loss, beta, k); err != nil {
+		return nil, err
+	}
+	if m1 < 1 {
+		return nil, fmt.Errorf("backprop: %d first-layer neurons per sub-network, need ≥ 1", m1)
+	}
+	_, d := x.Dims()
+	t := &TwoHiddenModel{X: x, Y: y, Loss: loss, Beta: beta, k: k, d: d, m1: m1, p: make([]float64, k*(d*m1+m1+1))}
+	rng := rand.New(rand.NewPCG(seed, 0x2b))
+	gaussian(rng, t.p, 1/math.Sqrt(float64(m1)))
+	t.project()
+	return t, nil
+}
+
+func (t *TwoHiddenModel) size() int { return t.d*t.m1 + t.m1 + 1 }
+
+// Params returns the sub-networks' weights as one vector.
+func (t *TwoHiddenModel) Params() []float64 { return t.p }
+
+func (t *TwoHiddenModel) project() {
+	for s := 0; s < t.k; s++ {
+		w1 := mat.NewDense(t.d, t.m1, t.p[s*t.size():s*t.size()+t.d*t.m1])
+		col := make([]float64, t.d)
+		for j := 0; j < t.m1; j++ {
+			mat.Col(col, j, w1)
+			if nc := floats.Norm(col, 2); nc > 1 {
+				floats.Scale(1/nc, col)
+				w1.SetCol(j, col)
+			}
+		}
+	}
+}
+
+// Network returns a copy of the current network.
+func (t *TwoHiddenModel) Network() *twohidden.Network {
+	net := &twohidden.Network{}
+	for s := 0; s < t.k; s++ {
+		q := t.p[s*t.size() : (s+1)*t.size()]
+		net.Subs = append(net.Subs, twohidden.SubNetwork{W1: mat.NewDense(t.d, t.m1, append([]float64(nil), q[:t.d*t.m1]...)),
+			W2: append([]float64(nil), q[t.d*t.m1:t.d*t.m1+t.m1]...), W3: q[len(q)-1]})
+	}
+	return net
+}
+
+// Objective is TwoHiddenModel's objective and gradient (see
+// TwoHiddenModel).
+func (t *TwoHiddenModel) Objective(grad []float64) float64 {
+	n, _ := t.X.Dims()
+	type fwd struct {
+		h1 mat.Dense
+		z  []float64
+	}
+	fs := make([]fwd, t.k)
+	out := make([]float64, n)
+	var reg float64
+	for s := 0; s < t.k; s++ {
+		q := t.p[s*t.size() : (s+1)*t.size()]
+		w2, w3 := q[t.d*t.m1:t.d*t.m1+t.m1], q[len(q)-1]
+		fs[s].h1.Mul(t.X, mat.NewDense(t.d, t.m1, q[:t.d*t.m1]))
+		fs[s].z = make([]float64, n)
+		for i := 0; i < n; i++ {
+			for j, w := range w2 {
+				if v := fs[s].h1.At(i, j); v > 0 {
+					fs[s].z[i] += w * v
+				}
+			}
+			if fs[s].z[i] > 0 {
+				out[i] += w3 * fs[s].z[i]
+			}
+		}
+		reg += floats.Dot(w2, w2) + w3*w3
+	}
+	slopes := make([]float64, n)
+	obj := lossSlopes(t.Loss, slopes, out, t.Y) + t.Beta/2*reg
+	clear(grad)
+	d2 := make([]float64, n)
+	for s := 0; s < t.k; s++ {
+		q := t.p[s*t.size() : (s+1)*t.size()]
+		g := grad[s*t.size() : (s+1)*t.size()]
+		w2, w3 := q[t.d*t.m1:t.d*t.m1+t.m1], q[len(q)-1]
+		gw2 := g[t.d*t.m1 : t.d*t.m1+t.m1]
+		for i := 0; i < n; i++ {
+			d2[i] = 0
+			if fs[s].z[i] > 0 {
+				g[len(g)-1] += slopes[i] * fs[s].z[i]
+				d2[i] = w3 * slopes[i]
+			}
+		}
+		g[len(g)-1] += t.Beta * w3
+		d1 := mat.NewDense(n, t.m1, nil)
+		for i := 0; i < n; i++ {
+			if d2[i] == 0 {
+				continue
+			}
+			for j := range w2 {
+				if v := fs[s].h1.At(i, j); v > 0 {
+					gw2[j] += d2[i] * v
+					d1.Set(i, j, d2[i]*w2[j])
+				}
+			}
+		}
+		floats.AddScaled(gw2, t.Beta, w2)
+		gw1 := mat.NewDense(t.d, t.m1, g[:t.d*t.m1])
+		gw1.Mul(t.X.T(), d1)
+	}
+	return obj
+}
