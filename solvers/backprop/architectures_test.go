@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -228,5 +229,64 @@ func TestConvexBelowBackprop(t *testing.T) {
 		if tres.Bound.Lower > nobj+1e-9 {
 			t.Errorf("two-hidden %v: certified lower bound %.10g above the back-prop network's objective %.10g", loss, tres.Bound.Lower, nobj)
 		}
+	}
+}
+
+// With every pattern tuple (m1 = 1 keeps their number small), the
+// two-hidden-layer program is exact: its certified lower bound lies below
+// every back-prop run of the same architecture.
+func TestTwoHiddenExactBelowBackprop(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, loss := range []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss} {
+		n := 5
+		x := mat.NewDense(n, 2, nil)
+		y := make([]float64, n)
+		for k := 0; k < n; k++ {
+			a := rng.NormFloat64()
+			x.SetRow(k, []float64{a, 1})
+			y[k] = math.Abs(a) - 0.7 + 0.1*rng.NormFloat64()
+			if loss == solvers.HingeLoss {
+				y[k] = math.Copysign(1, y[k])
+			}
+		}
+		tp, err := twohidden.New(x, y, 1, loss, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.ExactPatterns(0); err != nil {
+			t.Fatal(err)
+		}
+		gp, err := tp.Program()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := general.SolveInteriorPoint(ctx, gp, 1e-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := minimize(t, func(seed uint64) (backprop.Model, error) {
+			return backprop.NewTwoHiddenModel(x, y, loss, 0.05, 6, 1, seed)
+		}, func(m backprop.Model) float64 {
+			o, err := m.(*backprop.TwoHiddenModel).Network().Objective(x, y, loss, 0.05)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o
+		})
+		t.Logf("two-hidden %v, every tuple (%d): certified optimum in [%.8f, %.8f]; best back-prop %.8f", loss, len(tp.Tuples), res.Bound.Lower, res.Bound.Upper, best)
+		if res.Bound.Lower > best+1e-9 {
+			t.Errorf("two-hidden %v: certified lower bound %.10g above a back-prop network's objective %.10g", loss, res.Bound.Lower, best)
+		}
+	}
+	big, err := twohidden.New(mat.NewDense(30, 3, nil), make([]float64, 30), 3, solvers.SquaredLoss, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 30; k++ {
+		big.X.SetRow(k, []float64{rng.NormFloat64(), rng.NormFloat64(), 1})
+	}
+	if err := big.ExactPatterns(0); err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("30 points, m1 = 3: %v", err)
 	}
 }

@@ -420,3 +420,88 @@ func (p *Problem) Raw() *mat.Dense {
 	}
 	return mat.DenseCopyOf(p.X.Slice(0, n, 0, d-1))
 }
+
+// ExactPatterns adds every pattern tuple a sub-network can have on X (and
+// some it cannot, which only add groups whose constraints hold at zero
+// alone): every combination of first-layer patterns D_1j of X
+// (solvers.ExactPatterns), every sign vector σ, and every sign pattern D_2
+// of the second layer's pre-activation Σ_j σ_j D_1j X u_j over all u (the
+// patterns of [σ_1 D_11 X … σ_m D_1m X]). With them the program is exact.
+// It refuses, before adding any, when there would be more than limit
+// tuples (tiny data only; 0 means 5000).
+func (p *Problem) ExactPatterns(limit int) error {
+	if limit < 0 {
+		return fmt.Errorf("twohidden: ExactPatterns limit %d < 0", limit)
+	}
+	if limit == 0 {
+		limit = 5000
+	}
+	n, d := p.X.Dims()
+	first, err := solvers.ExactPatterns(p.X, 0)
+	if err != nil {
+		return fmt.Errorf("twohidden: %w", err)
+	}
+	m := p.M1
+	combos := math.Pow(float64(len(first)), float64(m)) * math.Pow(2, float64(m))
+	if combos > float64(limit) {
+		return fmt.Errorf("twohidden: ExactPatterns: %d first-layer patterns give %.3g first-layer combinations with signs for m1 = %d, over the limit %d: sample patterns instead", len(first), combos, m, limit)
+	}
+	var tuples []Tuple
+	idx := make([]int, m)
+	sign := make([]float64, m)
+	for {
+		for sbits := 0; sbits < 1<<m; sbits++ {
+			for j := range sign {
+				sign[j] = 1
+				if sbits>>j&1 == 1 {
+					sign[j] = -1
+				}
+			}
+			mm := mat.NewDense(n, d*m, nil)
+			for j := 0; j < m; j++ {
+				for k := 0; k < n; k++ {
+					if first[idx[j]][k] {
+						floats.ScaleTo(mm.RawRowView(k)[j*d:(j+1)*d], sign[j], p.X.RawRowView(k))
+					}
+				}
+			}
+			var second solvers.Patterns
+			if mat.Norm(mm, math.Inf(1)) == 0 {
+				second = solvers.Patterns{make(solvers.Pattern, n)}
+				for k := range second[0] {
+					second[0][k] = true
+				}
+			} else if second, err = solvers.ExactPatterns(mm, 0); err != nil {
+				return fmt.Errorf("twohidden: %w", err)
+			}
+			for _, d2 := range second {
+				t := Tuple{First: make([]solvers.Pattern, m), Sign: append([]float64(nil), sign...), Second: d2}
+				for j := range t.First {
+					t.First[j] = first[idx[j]]
+				}
+				tuples = append(tuples, t)
+				if len(tuples) > limit {
+					return fmt.Errorf("twohidden: ExactPatterns: more than %d pattern tuples: sample patterns instead", limit)
+				}
+			}
+		}
+		j := 0
+		for j < m {
+			idx[j]++
+			if idx[j] < len(first) {
+				break
+			}
+			idx[j] = 0
+			j++
+		}
+		if j == m {
+			break
+		}
+	}
+	for _, t := range tuples {
+		if _, err := p.AddTuple(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
