@@ -37,7 +37,7 @@ type convSpec struct {
 // (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
 // interior-point method (small programs). Bias gives every filter a bias
 // (cnn.Conv.Bias); Robust(ε, cvx.LInf) with average pooling and the hinge
-// loss trains it adversarially (Solve); BatchNorm and exact patterns are
+// or squared loss trains it adversarially (Solve); BatchNorm and exact patterns are
 // not available with it.
 func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
 	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
@@ -93,8 +93,8 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	switch {
 	case p.bn:
 		return nil, nil, errors.New("cvx: Conv: batch normalization is for fully connected networks")
-	case p.robust() && (p.conv.pool != cnn.AvgPool || p.loss != Hinge || p.Perturbation().Norm != solvers.LInf):
-		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for average pooling with the hinge loss and the ℓ∞ ball (cvx.Solve)")
+	case p.robust() && (p.conv.pool != cnn.AvgPool || (p.loss != Hinge && p.loss != Squared) || p.Perturbation().Norm != solvers.LInf):
+		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for average pooling with the hinge or squared loss and the ℓ∞ ball (cvx.Solve)")
 	case p.exact:
 		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
 	case p.patterns < 1:
@@ -212,7 +212,8 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	return s, nil
 }
 
-// solveRobustCNN solves a robust Conv problem (average pooling, hinge, ℓ∞).
+// solveRobustCNN solves a robust Conv problem (average pooling, hinge or
+// squared loss, ℓ∞).
 // Objective is the robust objective and Clean the standard one at the
 // solution; Violation is that of the robust sign constraints. There is no
 // independent certificate: Lower and Upper are NaN, and Gap is the

@@ -91,8 +91,8 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 		return badInput("problem: \"model\": %q is solved by -solver admm, ipm or auto, not -solver scp", in.model)
 	case pj.RobustSampling != nil:
 		return badInput("problem: \"model\": %q does not take \"robust_sampling\"", in.model)
-	case pj.Eps > 0 && (in.model != modelCNNAvg || loss != solvers.HingeLoss || (pj.Norm != "" && pj.Norm != "inf")):
-		return badInput("problem: \"model\": %q: robust (adversarial) training is available for \"cnn-avg\" with the hinge loss and \"norm\": \"inf\" only (\"eps\" must be 0 here)", in.model)
+	case pj.Eps > 0 && (in.model != modelCNNAvg || (loss != solvers.HingeLoss && loss != solvers.SquaredLoss) || (pj.Norm != "" && pj.Norm != "inf")):
+		return badInput("problem: \"model\": %q: robust (adversarial) training is available for \"cnn-avg\" with the hinge or squared loss and \"norm\": \"inf\" only (\"eps\" must be 0 here)", in.model)
 	case pj.D != nil:
 		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (its patterns are sampled from random networks), not \"D\"", in.model)
 	case pj.P < 1 || pj.Seed == nil:
@@ -337,8 +337,8 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 }
 
 // solveRobustCNN solves the robust program of an average-pooling CNN with
-// the hinge loss (cnn.Problem.SolveRobust, the dense interior-point
-// method): "objective" is the robust objective, "clean_objective" the
+// the hinge or squared loss (cnn.Problem.SolveRobust, the dense
+// interior-point method): "objective" is the robust objective, "clean_objective" the
 // standard one at the solution, "max_constraint_violation" that of the
 // robust sign constraints. No independent certificate: "duality_gap" is
 // the interior-point method's relative gap.

@@ -89,7 +89,7 @@ func (p *Problem) pixelOf() [][]int {
 const MaxRobustVariables = 4000
 
 // SolveRobust solves the convex adversarial training program of a CNN
-// with average pooling and the hinge loss against perturbations
+// with average pooling and the hinge or squared loss against perturbations
 // ‖δ‖_∞ ≤ eps of every image's pixels (the appendix "Convex Adversarial
 // Training for ConvNets", as section 4 does for the two-layer network):
 // the patterns must hold on the whole ball, and the loss is its worst case
@@ -99,21 +99,24 @@ const MaxRobustVariables = 4000
 //	(2D_ik − I) x_kᵀu ≥ eps·‖u‖_{1,k}   (‖·‖_{1,k}: over the patch's pixels, padding excluded),
 //
 // and then f(x + δ) = f(x) + δᵀg with g = (1/K) Σ_i Σ_k D_ik P_kᵀ(v_i − w_i),
-// whose worst hinge loss is max(0, 1 − y f(x) + eps‖g‖₁). The program
+// whose worst hinge loss is max(0, 1 − y f(x) + eps‖g‖₁) and worst squared
+// loss ½(|f(x) − y| + eps‖g‖₁)². The program
 //
-//	min (1/n) Σ_m max(0, 1 − y_m f_m + eps‖g_m‖₁) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)
+//	min (1/n) Σ_m max(0, 1 − y_m f_m + eps‖g_m‖₁) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)     (hinge)
+//	min ½ Σ_m (|f_m − y_m| + eps‖g_m‖₁)² + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)            (squared)
 //
-// s.t. the robust sign constraints, is a cone LP (the ℓ₁ norms by
-// epigraphs: n·C·H·W auxiliaries for the g_m), solved densely by
-// ipm.SolveConeQP: small programs only. At its solution the recovered
-// network's hinge loss at any x_m + δ in the ball is at most PointLoss[m]
-// (Network.PGD cannot beat it).
+// s.t. the robust sign constraints, is a cone LP (QP for the squared loss;
+// the ℓ₁ norms by epigraphs: n·C·H·W auxiliaries for the g_m), solved
+// densely by ipm.SolveConeQP: small programs only. At its solution the
+// recovered network's loss at any x_m + δ in the ball is at most
+// PointLoss[m] (Network.PGD cannot beat it). BCE and logistic need an
+// exponential cone, which the method does not have.
 func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustResult, error) {
 	switch {
 	case p.Pool != AvgPool:
 		return nil, errors.New("cnn: robust training is available for average pooling only (max pooling's robust winners are not in closed form here)")
-	case p.Loss != solvers.HingeLoss:
-		return nil, fmt.Errorf("cnn: robust training is available for the hinge loss only, not %v", p.Loss)
+	case p.Loss != solvers.HingeLoss && p.Loss != solvers.SquaredLoss:
+		return nil, fmt.Errorf("cnn: robust training is available for the hinge and squared losses (cone programs), not %v", p.Loss)
 	case !(eps > 0) || math.IsInf(eps, 0):
 		return nil, fmt.Errorf("cnn: robust training needs a radius 0 < ε < ∞, got %v", eps)
 	case len(p.Signs) == 0:
@@ -131,7 +134,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels)", nx, MaxRobustVariables)
 	}
 	masks, pix := p.masks(), p.pixelOf()
-	orth := 2*np*nk*n + 4*np*f + n + n + 2*n*npix
+	orth := 2*np*nk*n + 4*np*f + 2*n + 2*n*npix
 	rows := orth + 2*np*(f+1)
 	g := mat.NewDense(rows, nx, nil)
 	h := make([]float64, rows)
@@ -165,30 +168,46 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 			r += 2
 		}
 	}
-	// ξ ≥ 0.
-	for m := 0; m < n; m++ {
-		g.Set(r, oxi+m, -1)
-		r++
-	}
-	// Hinge: 1 − y_m f_m + ε Σ_p e_mp − ξ_m ≤ 0, f_m = (1/K) Σ_i Σ_k D_ikm x_kmᵀ(v_i − w_i).
+	// The loss rows, with coef·(v, w) = f_m = (1/K) Σ_i Σ_k D_ikm x_kmᵀ(v_i − w_i):
+	// hinge   −ξ_m ≤ 0 and −y_m f_m + ε Σ_q e_mq − ξ_m ≤ −1;
+	// squared ±(f_m − y_m) + ε Σ_q e_mq − z_m ≤ 0 (z_m in ξ's place).
 	inv := 1 / float64(nk)
+	hinge := p.Loss == solvers.HingeLoss
 	for m := 0; m < n; m++ {
-		row := g.RawRowView(r)
+		r1, r2 := g.RawRowView(r), g.RawRowView(r+1)
 		y := p.Y[m]
+		a1, a2 := 0.0, -y // the coefficients of f_m in the two rows
+		if !hinge {
+			a1, a2 = 1, -1
+		}
 		for i := 0; i < np; i++ {
 			for k, xk := range p.Patches {
 				if p.Signs[i][k][m] {
-					floats.AddScaled(row[ov+i*f:ov+(i+1)*f], -y*inv, xk.RawRowView(m))
-					floats.AddScaled(row[ow+i*f:ow+(i+1)*f], y*inv, xk.RawRowView(m))
+					for _, rc := range []struct {
+						row []float64
+						a   float64
+					}{{r1, a1}, {r2, a2}} {
+						if rc.a != 0 {
+							floats.AddScaled(rc.row[ov+i*f:ov+(i+1)*f], rc.a*inv, xk.RawRowView(m))
+							floats.AddScaled(rc.row[ow+i*f:ow+(i+1)*f], -rc.a*inv, xk.RawRowView(m))
+						}
+					}
 				}
 			}
 		}
 		for q := 0; q < npix; q++ {
-			row[oe+m*npix+q] = eps
+			r2[oe+m*npix+q] = eps
+			if !hinge {
+				r1[oe+m*npix+q] = eps
+			}
 		}
-		row[oxi+m] = -1
-		h[r] = -1
-		r++
+		r1[oxi+m], r2[oxi+m] = -1, -1
+		if hinge {
+			h[r+1] = -1
+		} else {
+			h[r], h[r+1] = y, -y
+		}
+		r += 2
 	}
 	// |g_m| ≤ e_m, g_mq = (1/K) Σ_i Σ_k D_ikm (v_i − w_i)[entry of patch k at pixel q].
 	for m := 0; m < n; m++ {
@@ -231,13 +250,21 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	for i := 0; i < 2*np; i++ {
 		c[ot+i] = p.Beta
 	}
-	for m := 0; m < n; m++ {
-		c[oxi+m] = 1 / float64(n)
+	qp := &ipm.ConeQP{C: c, G: g, H: h, K: cone}
+	if hinge {
+		for m := 0; m < n; m++ {
+			c[oxi+m] = 1 / float64(n)
+		}
+	} else { // ½ Σ z_m²
+		qp.Q = mat.NewSymDense(nx, nil)
+		for m := 0; m < n; m++ {
+			qp.Q.SetSym(oxi+m, oxi+m, 1)
+		}
 	}
 	if tol == 0 {
 		tol = 1e-9
 	}
-	res, err := ipm.SolveConeQP(ctx, &ipm.ConeQP{C: c, G: g, H: h, K: cone}, ipm.Options{Tol: tol})
+	res, err := ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol})
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +277,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 }
 
 // RobustObjective returns the robust objective of SolveRobust at (w, w′)
-// and its per-image worst-case hinge terms (average pooling, hinge loss).
+// and its per-image worst-case loss terms (hinge: before the 1/n).
 func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64) {
 	n, _ := p.X.Dims()
 	f, nk := p.Filter(), len(p.Patches)
@@ -276,14 +303,22 @@ func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []floa
 				}
 			}
 		}
-		terms[m] = math.Max(0, 1-p.Y[m]*fm+eps*floats.Norm(gm, 1))
+		if p.Loss == solvers.HingeLoss {
+			terms[m] = math.Max(0, 1-p.Y[m]*fm+eps*floats.Norm(gm, 1))
+		} else {
+			e := math.Abs(fm-p.Y[m]) + eps*floats.Norm(gm, 1)
+			terms[m] = e * e / 2
+		}
 		total += terms[m]
 	}
 	var reg float64
 	for i := range p.Signs {
 		reg += floats.Norm(w[i*f:(i+1)*f], 2) + floats.Norm(wp[i*f:(i+1)*f], 2)
 	}
-	return total/float64(n) + p.Beta*reg, terms
+	if p.Loss == solvers.HingeLoss {
+		total /= float64(n)
+	}
+	return total + p.Beta*reg, terms
 }
 
 // RobustViolation returns the largest violation of the robust sign
@@ -314,10 +349,14 @@ func (p *Problem) RobustViolation(eps float64, w, wp []float64) float64 {
 	return worst
 }
 
-// PGD attacks image m of x: projected gradient ascent on the hinge loss
-// max(0, 1 − y f(x + δ)) over ‖δ‖_∞ ≤ eps (steps of eps/4, from δ = 0 and
-// from the corner sign(−y∇f)·eps), and returns the largest loss found.
-func (net *Network) PGD(x []float64, y, eps float64, steps int) (float64, error) {
+// PGD attacks the image x with label y: projected gradient ascent on the
+// loss (hinge max(0, 1 − y f(x + δ)) or squared ½(f(x + δ) − y)²) over
+// ‖δ‖_∞ ≤ eps (steps of eps/4, from δ = 0 and from the corner the
+// gradient points to), and returns the largest loss found.
+func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Loss) (float64, error) {
+	if loss != solvers.HingeLoss && loss != solvers.SquaredLoss {
+		return 0, fmt.Errorf("cnn: PGD attacks the hinge and squared losses, not %v", loss)
+	}
 	d := len(x)
 	if d != net.Shape.C*net.Shape.H*net.Shape.W {
 		return 0, fmt.Errorf("cnn: image has %d entries, the network's shape %d", d, net.Shape.C*net.Shape.H*net.Shape.W)
@@ -329,16 +368,25 @@ func (net *Network) PGD(x []float64, y, eps float64, steps int) (float64, error)
 		}
 		return out[0], net.inputGradient(z), nil
 	}
+	// lossAt returns the loss at output fz and the factor s of the
+	// gradient ascent direction s·∇f.
+	lossAt := func(fz float64) (float64, float64) {
+		if loss == solvers.HingeLoss {
+			return math.Max(0, 1-y*fz), -y
+		}
+		return (fz - y) * (fz - y) / 2, math.Copysign(1, fz-y)
+	}
 	best := 0.0
 	for _, start := range []bool{false, true} {
 		z := append([]float64(nil), x...)
 		if start {
-			_, g, err := eval(z)
+			fz, g, err := eval(z)
 			if err != nil {
 				return 0, err
 			}
+			_, s := lossAt(fz)
 			for i := range z {
-				z[i] = x[i] - eps*math.Copysign(1, y*g[i])
+				z[i] = x[i] + eps*math.Copysign(1, s*g[i])
 			}
 		}
 		for it := 0; it <= steps; it++ {
@@ -346,9 +394,10 @@ func (net *Network) PGD(x []float64, y, eps float64, steps int) (float64, error)
 			if err != nil {
 				return 0, err
 			}
-			best = math.Max(best, math.Max(0, 1-y*fz))
+			l, s := lossAt(fz)
+			best = math.Max(best, l)
 			for i := range z {
-				z[i] -= eps / 4 * math.Copysign(1, y*g[i])
+				z[i] += eps / 4 * math.Copysign(1, s*g[i])
 				z[i] = math.Min(x[i]+eps, math.Max(x[i]-eps, z[i]))
 			}
 		}

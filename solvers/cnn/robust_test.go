@@ -13,18 +13,20 @@ import (
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
 )
 
-// Convex adversarial training of an average-pooling CNN: CVXOPT's optimum,
-// the robust constraints, the robust objective above the standard optimum,
-// and PGD never above the certified worst-case loss of any image.
+// Convex adversarial training of an average-pooling CNN (hinge and squared
+// losses): CVXOPT's optimum, the robust constraints, the robust objective
+// above the standard optimum, and PGD never above the certified worst-case
+// loss of any image.
 func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 	testprog.RequireCVXOPT(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	shape := cnn.Shape{C: 1, H: 4, W: 4}
 	for trial := 0; trial < 6; trial++ {
 		conv := []cnn.Conv{{Size: 2, Stride: 2}, {Size: 3, Stride: 1, Pad: 1}, {Size: 2, Stride: 2, Bias: true}}[trial%3]
-		x, y := images(rng, 10, shape, solvers.HingeLoss)
+		loss := []solvers.Loss{solvers.HingeLoss, solvers.SquaredLoss}[trial%2]
+		x, y := images(rng, 10, shape, loss)
 		eps := []float64{0.02, 0.05}[trial/3]
-		p, err := cnn.New(x, shape, conv, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
+		p, err := cnn.New(x, shape, conv, cnn.AvgPool, y, loss, 1e-2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := testprog.CVXOPTRobustCNNInput{Shape: [3]int{shape.C, shape.H, shape.W}, Conv: [3]int{conv.Size, conv.Stride, conv.Pad}, Bias: conv.Bias, Y: y, Beta: p.Beta, Eps: eps}
+		in := testprog.CVXOPTRobustCNNInput{Shape: [3]int{shape.C, shape.H, shape.W}, Conv: [3]int{conv.Size, conv.Stride, conv.Pad}, Bias: conv.Bias, Loss: loss.String(), Y: y, Beta: p.Beta, Eps: eps}
 		n, _ := x.Dims()
 		for m := 0; m < n; m++ {
 			in.X = append(in.X, x.RawRowView(m))
@@ -70,12 +72,12 @@ func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 			t.Fatal(err)
 		}
 		for m := 0; m < n; m++ {
-			loss, err := net.PGD(x.RawRowView(m), y[m], eps, 20)
+			got, err := net.PGD(x.RawRowView(m), y[m], eps, 20, loss)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if loss > res.PointLoss[m]+1e-6 {
-				t.Errorf("trial %d image %d: PGD found hinge loss %.8f above the certified %.8f", trial, m, loss, res.PointLoss[m])
+			if got > res.PointLoss[m]*(1+1e-6)+1e-6 {
+				t.Errorf("trial %d (%v) image %d: PGD found loss %.8f above the certified %.8f", trial, loss, m, got, res.PointLoss[m])
 			}
 		}
 	}
@@ -92,7 +94,7 @@ func TestRobustRefusals(t *testing.T) {
 		want string
 	}{
 		{cnn.MaxPool, solvers.HingeLoss, 0.1, "average pooling only"},
-		{cnn.AvgPool, solvers.LogisticLoss, 0.1, "hinge loss only"},
+		{cnn.AvgPool, solvers.LogisticLoss, 0.1, "hinge and squared losses"},
 		{cnn.AvgPool, solvers.HingeLoss, 0, "0 < ε < ∞"},
 	} {
 		p, err := cnn.New(x, shape, cnn.Conv{Size: 2, Stride: 2}, c.pool, y, c.loss, 0.1)

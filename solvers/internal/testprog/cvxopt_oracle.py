@@ -351,7 +351,7 @@ def solve_ctgeneral(prob):
 
 def solve_robustcnn(prob):
     """Convex adversarial training of a two-layer CNN with average pooling and
-    the hinge loss against ||delta||_inf <= eps on every image's pixels,
+    the hinge ("loss": "hinge", the default) or squared loss against ||delta||_inf <= eps on every image's pixels,
     written from its definition: images X (rows, CHW order), "shape" [C, H,
     W], "conv" [size, stride, pad], "bias" (filters with a bias: every patch
     ends with a constant 1), "signs"[i][k][m] the pattern of filter
@@ -364,6 +364,7 @@ def solve_robustcnn(prob):
     w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels)."""
     X, y, (C, H, W), (size, stride, pad) = prob["X"], prob["y"], prob["shape"], prob["conv"]
     bias = bool(prob.get("bias", False))
+    squared = prob.get("loss", "hinge") == "squared"
     signs, beta, eps = prob["signs"], float(prob["beta"]), float(prob["eps"])
     n, P = len(X), len(signs)
     f = C * size * size + (1 if bias else 0)
@@ -408,10 +409,9 @@ def solve_robustcnn(prob):
     for c in range(nu):
         lin.append(({c: 1.0, oa + c: -1.0}, 0.0))
         lin.append(({c: -1.0, oa + c: -1.0}, 0.0))
-    for m in range(n):
-        lin.append(({oxi + m: -1.0}, 0.0))
-    for m in range(n):
-        row = {oxi + m: -1.0}
+    def frow(m, a):
+        """a * f_m as {column: coefficient}"""
+        row = {}
         for i in range(P):
             for k, idx in enumerate(patches):
                 if not signs[i][k][m]:
@@ -419,10 +419,24 @@ def solve_robustcnn(prob):
                 for l, q in enumerate(idx):
                     if q != -1:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
-                            row[j * f + l] = row.get(j * f + l, 0.0) - y[m] * sg * val(m, q) / K
-        for q in range(npix):
-            row[oe + m * npix + q] = eps
-        lin.append((row, -1.0))
+                            row[j * f + l] = row.get(j * f + l, 0.0) + a * sg * val(m, q) / K
+        return row
+
+    for m in range(n):
+        if squared:  # z_m >= |f_m - y_m| + eps ||g_m||_1, z in xi's place
+            for a in (1.0, -1.0):
+                row = frow(m, a)
+                row[oxi + m] = -1.0
+                for q in range(npix):
+                    row[oe + m * npix + q] = eps
+                lin.append((row, a * y[m]))
+        else:
+            lin.append(({oxi + m: -1.0}, 0.0))
+            row = frow(m, -y[m])
+            row[oxi + m] = -1.0
+            for q in range(npix):
+                row[oe + m * npix + q] = eps
+            lin.append((row, -1.0))
     for m in range(n):
         grads = [dict() for _ in range(npix)]
         for i in range(P):
@@ -458,10 +472,14 @@ def solve_robustcnn(prob):
     c = matrix(0.0, (nx, 1))
     for j in range(ng):
         c[ot + j] = beta
-    for m in range(n):
-        c[oxi + m] = 1.0 / n
     dims = {"l": len(lin), "q": [f + 1] * ng, "s": []}
-    sol, tol = solve(lambda: solvers.conelp(c, G, h, dims), retry_inexact=True)
+    if squared:  # 1/2 sum z^2
+        Q = spmatrix([1.0] * n, list(range(oxi, oxi + n)), list(range(oxi, oxi + n)), (nx, nx))
+        sol, tol = solve(lambda: solvers.coneqp(Q, c, G, h, dims), retry_inexact=True)
+    else:
+        for m in range(n):
+            c[oxi + m] = 1.0 / n
+        sol, tol = solve(lambda: solvers.conelp(c, G, h, dims), retry_inexact=True)
     return dict(status=sol["status"], tolerance=tol, objective=sol["primal objective"])
 
 

@@ -315,6 +315,7 @@ type CVXOPTRobustCNNInput struct {
 	Shape [3]int      `json:"shape"`
 	Conv  [3]int      `json:"conv"`
 	Bias  bool        `json:"bias"`
+	Loss  string      `json:"loss"`
 	Signs [][][]bool  `json:"signs"`
 	Beta  float64     `json:"beta"`
 	Eps   float64     `json:"eps"`
