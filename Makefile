@@ -32,15 +32,24 @@ lint: setup
 	go vet ./...
 	go vet -tags "$(TAGS)" ./...
 
-# Every test: unit tests with the race detector, then the real-notebook and
-# real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); then the
-# numerical packages again without the race detector and with gonum's pure-Go
-# BLAS: the slowest convergence checks run in full only there (under -race
-# they run a subset, see solvers/race_on_test.go).
+# Every test: unit tests with the race detector, with the real-notebook and
+# real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); beside
+# them, the numerical packages again without the race detector and with
+# gonum's pure-Go BLAS: the slowest convergence checks run in full only there
+# (under -race they run a subset, see solvers/race_on_test.go). The two runs
+# go side by side (the notebooks' run is the long one and leaves a core
+# idle much of the time); the second's output follows the first's, and the
+# target fails if either does.
 test: lint
-	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...
-	@echo "numerical checks without the race detector, pure-Go BLAS:"
-	go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/...
+	@mkdir -p out; \
+	( go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/... > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \
+	echo 'CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...'; \
+	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...; race=$$?; \
+	wait; \
+	echo "numerical checks without the race detector, pure-Go BLAS (run beside the above):"; \
+	echo "go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/..."; \
+	cat out/test-purego.log; \
+	test $$race -eq 0 && test "$$(cat out/test-purego.rc)" -eq 0
 
 reproduce: bin/convexnn
 	bin/convexnn reproduce all
