@@ -86,35 +86,15 @@ func executeAll(t *testing.T) map[string]*nbrun.Result {
 			runErr = err
 			return
 		}
-		// Two notebooks at a time: each run is a Python process, a kernel
-		// and a Go build per cell, which leave a core idle much of the time
-		// (one at a time, the 13 notebooks took 13 of make test's 20 minutes).
 		results = map[string]*nbrun.Result{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		jobs := make(chan string)
-		for w := 0; w < 2; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for nb := range jobs {
-					res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
-					mu.Lock()
-					if err != nil && runErr == nil {
-						runErr = err
-					}
-					if err == nil {
-						results[filepath.Base(nb)] = res
-					}
-					mu.Unlock()
-				}
-			}()
-		}
 		for _, nb := range list {
-			jobs <- nb
+			res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
+			if err != nil {
+				runErr = err
+				return
+			}
+			results[filepath.Base(nb)] = res
 		}
-		close(jobs)
-		wg.Wait()
 	})
 	if runErr != nil {
 		t.Fatal(runErr)
