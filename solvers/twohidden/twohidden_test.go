@@ -147,11 +147,7 @@ func TestOptimumAgainstCVXOPT(t *testing.T) {
 			t.Fatal(err)
 		}
 		sizes, blocks := gp.Blocks()
-		ops := make([]testprog.Operator, len(blocks))
-		for i, b := range blocks {
-			ops[i] = b
-		}
-		oracle := testprog.CVXOPTGeneral(t, gp.F, sizes, ops, gp.Y, gp.Loss, gp.Beta)
+		oracle := testprog.CVXOPTGeneral(t, gp.F, sizes, blocks, gp.Y, gp.Loss, gp.Beta)
 		if rel := math.Abs(res.Objective-oracle.Objective) / math.Max(1, oracle.Objective); rel > 1e-6 {
 			t.Errorf("trial %d (%v, m1 = %d): optimum %.10g, CVXOPT %.10g (%s)", trial, loss, m1, res.Objective, oracle.Objective, oracle.Status)
 		}

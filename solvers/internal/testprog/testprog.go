@@ -264,9 +264,10 @@ type Operator interface {
 }
 
 // CVXOPTGeneral solves eq. (ct_general) with F, the groups' sizes and
-// constraint blocks (nil: none), y, the loss and β with the oracle, which
-// gets F and the blocks as dense matrices.
-func CVXOPTGeneral(t *testing.T, f Operator, sizes []int, blocks []Operator, y []float64, loss solvers.Loss, beta float64) CVXOPTResult {
+// constraint blocks (nil: none; general.Program.Blocks gives both), y, the
+// loss and β with the oracle, which gets F and the blocks as dense
+// matrices.
+func CVXOPTGeneral[B Operator](t *testing.T, f Operator, sizes []int, blocks []B, y []float64, loss solvers.Loss, beta float64) CVXOPTResult {
 	t.Helper()
 	dense := func(op Operator) [][]float64 {
 		r, c := op.Dims()
@@ -295,7 +296,7 @@ func CVXOPTGeneral(t *testing.T, f Operator, sizes []int, blocks []Operator, y [
 	}{F: dense(f), Y: y, Sizes: sizes, Loss: loss.String(), Beta: beta}
 	for _, b := range blocks {
 		blk := [][]float64{}
-		if b != nil {
+		if any(b) != nil {
 			blk = dense(b)
 		}
 		in.G = append(in.G, blk)
