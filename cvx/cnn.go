@@ -36,9 +36,9 @@ type convSpec struct {
 // ct_general) has one group per pattern of a random filter
 // (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
 // interior-point method (small programs). Bias gives every filter a bias
-// (cnn.Conv.Bias); Robust(ε, cvx.LInf) with average pooling and the hinge
-// or squared loss trains it adversarially (Solve); BatchNorm and exact patterns are
-// not available with it.
+// (cnn.Conv.Bias); Robust(ε, cvx.LInf) trains it adversarially, with
+// either pooling and every loss (Solve: cnn.Problem.SolveRobust, certified);
+// BatchNorm and exact patterns are not available with it.
 func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
 	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
 	if p.err == nil {
@@ -93,8 +93,8 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	switch {
 	case p.bn:
 		return nil, nil, errors.New("cvx: Conv: batch normalization is for fully connected networks")
-	case p.robust() && (p.conv.pool != cnn.AvgPool || (p.loss != Hinge && p.loss != Squared) || p.Perturbation().Norm != solvers.LInf):
-		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for average pooling with the hinge or squared loss and the ℓ∞ ball (cvx.Solve)")
+	case p.robust() && p.Perturbation().Norm != solvers.LInf:
+		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for the ℓ∞ ball (cvx.Solve)")
 	case p.exact:
 		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
 	case p.patterns < 1:
@@ -212,12 +212,10 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	return s, nil
 }
 
-// solveRobustCNN solves a robust Conv problem (average pooling, hinge or
-// squared loss, ℓ∞).
-// Objective is the robust objective and Clean the standard one at the
-// solution; Violation is that of the robust sign constraints. There is no
-// independent certificate: Lower and Upper are NaN, and Gap is the
-// interior-point method's relative duality gap.
+// solveRobustCNN solves a robust Conv problem (ℓ∞; either pooling, every
+// loss) by cnn.Problem.SolveRobust. Objective is the robust objective and
+// Clean the standard one at the solution; Violation is that of the robust
+// constraints; Lower, Upper and Gap are its certificate.
 func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time.Time) (*Solution, error) {
 	eps := p.Perturbation().Eps
 	res, err := cm.cp.SolveRobust(ctx, eps, m.Tol)
@@ -225,7 +223,7 @@ func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time
 		return nil, err
 	}
 	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Perturbation: p.Perturbation(),
-		Lower: math.NaN(), Upper: math.NaN(), Gap: res.Gap, Violation: cm.cp.RobustViolation(eps, res.W, res.Wp)}
+		Lower: res.Lower, Upper: res.Upper, Gap: res.CertifiedGap, Violation: cm.cp.RobustViolation(eps, res.W, res.Wp)}
 	if s.Clean, err = cm.gp.Objective(res.W, res.Wp); err != nil {
 		return nil, err
 	}
@@ -236,7 +234,7 @@ func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time
 		return nil, err
 	}
 	s.Seconds = time.Since(t0).Seconds()
-	note(fmt.Sprintf("cvx: %s, robust (ε = %g, ℓ∞), interior-point method: robust objective %.8g (standard %.8g), duality gap %.2g, %.2f s", cm.describe(), eps, s.Objective, s.Clean, s.Gap, s.Seconds))
+	note(fmt.Sprintf("cvx: %s, robust (ε = %g, ℓ∞), interior-point method: robust objective %.8g (standard %.8g), certified gap %.2g, %.2f s", cm.describe(), eps, s.Objective, s.Clean, s.Gap, s.Seconds))
 	return s, nil
 }
 

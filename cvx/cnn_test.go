@@ -100,14 +100,22 @@ func TestConvProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rob.CNN == nil || rob.Clean > rob.Objective+1e-9 || rob.Violation > 1e-7 || !math.IsNaN(rob.Lower) {
-		t.Errorf("robust CNN: network %v, robust objective %v, clean %v, violation %v, lower %v", rob.CNN, rob.Objective, rob.Clean, rob.Violation, rob.Lower)
+	if rob.CNN == nil || rob.Clean > rob.Objective+1e-9 || rob.Violation > 0 || !(rob.Lower <= rob.Objective) || rob.Gap > 1e-6 {
+		t.Errorf("robust CNN: network %v, robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", rob.CNN, rob.Objective, rob.Clean, rob.Violation, rob.Lower, rob.Upper, rob.Gap)
 	}
 	if r := Start("robust-cnn", Classify(x, y).Hinge().Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1), ADMM{}); r.Err() == nil || !strings.Contains(r.Err().Error(), "not ADMM") {
 		t.Errorf("ADMM on a robust CNN: %v", r.Err())
 	}
-	if _, _, err := Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(0.03, LInf).SamplePatterns(4, 1).ConvProgram(); err == nil || !strings.Contains(err.Error(), "average pooling") {
-		t.Errorf("robust max pooling: %v", err)
+	if _, _, err := Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(0.03, L2).SamplePatterns(4, 1).ConvProgram(); err == nil || !strings.Contains(err.Error(), "ℓ∞ ball") {
+		t.Errorf("robust CNN in the ℓ2 ball: %v", err)
+	}
+	// Max pooling with the BCE loss: certified, and never below the standard optimum's lower bound.
+	mp, err := Solve(Classify(x, y).BCE().Beta(1e-2).Conv(s, 2, 2).MaxPool().Bias().Robust(0.02, LInf).SamplePatterns(2, 1), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mp.CNN == nil || mp.Violation > 0 || mp.Gap > 1e-6 || mp.Clean > mp.Objective+1e-9 {
+		t.Errorf("robust max-pooling CNN, BCE: network %v, robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", mp.CNN, mp.Objective, mp.Clean, mp.Violation, mp.Lower, mp.Upper, mp.Gap)
 	}
 	r := Start("fista-cnn", Classify(x, y).Conv(s, 2, 1).SampleNeurons(3, 1), FISTA{})
 	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "not a CNN") {

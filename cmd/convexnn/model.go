@@ -91,8 +91,8 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 		return badInput("problem: \"model\": %q is solved by -solver admm, ipm or auto, not -solver scp", in.model)
 	case pj.RobustSampling != nil:
 		return badInput("problem: \"model\": %q does not take \"robust_sampling\"", in.model)
-	case pj.Eps > 0 && (in.model != modelCNNAvg || (loss != solvers.HingeLoss && loss != solvers.SquaredLoss) || (pj.Norm != "" && pj.Norm != "inf")):
-		return badInput("problem: \"model\": %q: robust (adversarial) training is available for \"cnn-avg\" with the hinge or squared loss and \"norm\": \"inf\" only (\"eps\" must be 0 here)", in.model)
+	case pj.Eps > 0 && ((in.model != modelCNNAvg && in.model != modelCNNMax) || (pj.Norm != "" && pj.Norm != "inf")):
+		return badInput("problem: \"model\": %q: robust (adversarial) training is available for \"cnn-avg\" and \"cnn-max\" with \"norm\": \"inf\" only (\"eps\" must be 0 here)", in.model)
 	case pj.D != nil:
 		return badInput("problem: \"model\": %q: give \"P\" and \"seed\" (its patterns are sampled from random networks), not \"D\"", in.model)
 	case pj.P < 1 || pj.Seed == nil:
@@ -336,12 +336,12 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 	return res, in.gen.result(&res, w, wp)
 }
 
-// solveRobustCNN solves the robust program of an average-pooling CNN with
-// the hinge or squared loss (cnn.Problem.SolveRobust, the dense
-// interior-point method): "objective" is the robust objective, "clean_objective" the
-// standard one at the solution, "max_constraint_violation" that of the
-// robust sign constraints. No independent certificate: "duality_gap" is
-// the interior-point method's relative gap.
+// solveRobustCNN solves the robust program of a CNN (either pooling, every
+// loss; cnn.Problem.SolveRobust, dense): "objective" is the robust
+// objective, "clean_objective" the standard one at the solution,
+// "max_constraint_violation" that of the robust constraints,
+// "lower_bound", "upper_bound" and "gap" the certificate, "duality_gap" the
+// (last) interior-point solve's relative gap.
 func solveRobustCNN(ctx context.Context, in *modelInput, solver string, tol float64, start time.Time) (resultJSON, error) {
 	res := resultJSON{Solver: "ipm", Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model, Eps: in.eps, Norm: "inf"}
 	if solver == "admm" {
@@ -354,6 +354,7 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, tol floa
 	}
 	res.Status, res.Iterations, res.Gap = r.Status.String(), r.Iterations, r.Gap
 	res.Objective = r.Objective
+	res.LowerBound, res.UpperBound, res.CertifiedGap = &r.Lower, &r.Upper, &r.CertifiedGap
 	res.MaxViolation = cp.RobustViolation(in.eps, r.W, r.Wp)
 	gp, err := cp.Program()
 	if err != nil {

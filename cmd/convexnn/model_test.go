@@ -48,6 +48,9 @@ func cnnProblem(n int, shape []int, loss, model string, seed uint64) string {
 		if loss != "squared" {
 			y[k] = math.Copysign(1, y[k])
 		}
+		if loss == "bce" {
+			y[k] = (y[k] + 1) / 2
+		}
 	}
 	b, _ := json.Marshal(map[string]any{"X": x, "y": y, "loss": loss, "beta": 0.01, "model": model, "shape": shape, "filter": 2, "P": 4, "seed": seed})
 	return string(b)
@@ -94,13 +97,13 @@ func TestSolveModelBadInput(t *testing.T) {
 		{withFields(t, bn, map[string]any{"model": "transformer"}), nil, `field "model" = "transformer"`},
 		{withFields(t, bn, map[string]any{"model": "two-hidden"}), nil, `needs field "m1"`},
 		{withFields(t, bn, map[string]any{"m1": 2}), nil, `belongs to the model "two-hidden"`},
-		{withFields(t, bn, map[string]any{"model": "two-hidden", "m1": 2, "eps": 0.1}), nil, `robust (adversarial) training is available for "cnn-avg"`},
+		{withFields(t, bn, map[string]any{"model": "two-hidden", "m1": 2, "eps": 0.1}), nil, `robust (adversarial) training is available for "cnn-avg" and "cnn-max"`},
 		{withFields(t, bn, map[string]any{"filter": 2}), nil, `belong to the models "cnn-avg" and "cnn-max"`},
 		{withFields(t, img, map[string]any{"shape": nil}), nil, `needs field "shape"`},
 		{withFields(t, img, map[string]any{"shape": []int{1, 2, 2}}), nil, `images of shape 1×2×2 have 4`},
 		{withFields(t, img, map[string]any{"filter": 4}), nil, `do not fit`},
 		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
-		{withFields(t, img, map[string]any{"eps": 0.1, "model": "cnn-max"}), nil, `robust (adversarial) training is available for "cnn-avg"`},
+		{withFields(t, img, map[string]any{"eps": 0.1, "model": "cnn-max", "norm": "2"}), nil, `"norm": "inf" only`},
 		{withFields(t, img, map[string]any{"eps": 0.1}), []string{"-solver", "admm"}, `not admm`},
 		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
@@ -143,15 +146,18 @@ func TestSolveTwoHidden(t *testing.T) {
 	}
 }
 
-// Robust CNN training from the command line: the robust objective above
-// the clean one at the solution, the robust constraints kept.
+// Robust CNN training from the command line, both poolings, hinge and
+// BCE: the robust objective above the clean one at the solution, the
+// robust constraints kept, the certificate tight.
 func TestSolveRobustCNN(t *testing.T) {
-	body := withFields(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4), map[string]any{"eps": 0.03, "P": 3})
-	res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "auto")
-	if res.Eps != 0.03 || res.Norm != "inf" || res.CleanObjective == nil || res.Status != "optimal" {
-		t.Fatalf("eps %v norm %q clean %v status %q", res.Eps, res.Norm, res.CleanObjective, res.Status)
-	}
-	if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 1e-7 || res.Gap > 1e-7 {
-		t.Errorf("robust objective %v, clean %v, violation %v, duality gap %v", res.Objective, *res.CleanObjective, res.MaxViolation, res.Gap)
+	for _, c := range []struct{ loss, model string }{{"hinge", "cnn-avg"}, {"bce", "cnn-max"}} {
+		body := withFields(t, cnnProblem(10, []int{1, 4, 4}, c.loss, c.model, 4), map[string]any{"eps": 0.03, "P": 3})
+		res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "auto")
+		if res.Eps != 0.03 || res.Norm != "inf" || res.CleanObjective == nil || res.LowerBound == nil || res.CertifiedGap == nil {
+			t.Fatalf("%v: eps %v norm %q clean %v lower bound %v", c, res.Eps, res.Norm, res.CleanObjective, res.LowerBound)
+		}
+		if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 0 || *res.CertifiedGap > 1e-6 || *res.LowerBound > res.Objective {
+			t.Errorf("%v: robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", c, res.Objective, *res.CleanObjective, res.MaxViolation, *res.LowerBound, *res.UpperBound, *res.CertifiedGap)
+		}
 	}
 }

@@ -15,15 +15,21 @@ import (
 // RobustResult is the outcome of SolveRobust.
 type RobustResult struct {
 	W, Wp []float64 // v_i and w_i stacked, as Program's points
-	// Objective is the robust objective at (W, Wp); PointLoss[m] is image
-	// m's term max(0, 1 − y_m f_m + ε‖g_m‖₁) (before the 1/n), the certified
-	// worst-case hinge loss of the recovered network on the ℓ∞ ball around
-	// image m (see SolveRobust).
+	// Objective is the robust objective at (W, Wp), a feasible point;
+	// PointLoss[m] is image m's worst-case loss term (hinge
+	// max(0, 1 − y_m f_m + ε‖g_m‖₁), before the 1/n; see SolveRobust for the
+	// others), which the recovered network's loss on the ℓ∞ ball around
+	// image m never exceeds.
 	Objective float64
 	PointLoss []float64
-	Status    ipm.Status
-	// Gap is the interior-point method's relative duality gap.
-	Gap        float64
+	// Lower ≤ optimum ≤ Upper = Objective is the certificate, CertifiedGap
+	// = (Upper − Lower)/|Upper| (robustForm.bound).
+	Lower, Upper, CertifiedGap float64
+	Status                     ipm.Status
+	// Gap is the (last) interior-point solve's relative duality gap.
+	Gap float64
+	// Iterations counts the interior-point iterations (of every proximal
+	// Newton step for BCE and logistic).
 	Iterations int
 }
 
@@ -88,226 +94,793 @@ func (p *Problem) pixelOf() [][]int {
 // MaxRobustVariables bounds SolveRobust's variables (its program is dense).
 const MaxRobustVariables = 4000
 
-// SolveRobust solves the convex adversarial training program of a CNN
-// with average pooling and the hinge or squared loss against perturbations
-// ‖δ‖_∞ ≤ eps of every image's pixels (the appendix "Convex Adversarial
-// Training for ConvNets", as section 4 does for the two-layer network):
-// the patterns must hold on the whole ball, and the loss is its worst case
-// there, both in closed form. With the patterns fixed, patch k of x + δ is
-// x_k + P_kδ, so for filter u the sign constraint holds on the ball iff
-//
-//	(2D_ik − I) x_kᵀu ≥ eps·‖u‖_{1,k}   (‖·‖_{1,k}: over the patch's pixels, padding excluded),
-//
-// and then f(x + δ) = f(x) + δᵀg with g = (1/K) Σ_i Σ_k D_ik P_kᵀ(v_i − w_i),
-// whose worst hinge loss is max(0, 1 − y f(x) + eps‖g‖₁) and worst squared
-// loss ½(|f(x) − y| + eps‖g‖₁)². The program
-//
-//	min (1/n) Σ_m max(0, 1 − y_m f_m + eps‖g_m‖₁) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)     (hinge)
-//	min ½ Σ_m (|f_m − y_m| + eps‖g_m‖₁)² + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)            (squared)
-//
-// s.t. the robust sign constraints, is a cone LP (QP for the squared loss;
-// the ℓ₁ norms by epigraphs: n·C·H·W auxiliaries for the g_m), solved
-// densely by ipm.SolveConeQP: small programs only. At its solution the
-// recovered network's loss at any x_m + δ in the ball is at most
-// PointLoss[m] (Network.PGD cannot beat it). BCE and logistic need an
-// exponential cone, which the method does not have.
-func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustResult, error) {
-	switch {
-	case p.Pool != AvgPool:
-		return nil, errors.New("cnn: robust training is available for average pooling only (max pooling's robust winners are not in closed form here)")
-	case p.Loss != solvers.HingeLoss && p.Loss != solvers.SquaredLoss:
-		return nil, fmt.Errorf("cnn: robust training is available for the hinge and squared losses (cone programs), not %v", p.Loss)
-	case !(eps > 0) || math.IsInf(eps, 0):
-		return nil, fmt.Errorf("cnn: robust training needs a radius 0 < ε < ∞, got %v", eps)
-	case len(p.Signs) == 0:
-		return nil, errors.New("cnn: no patterns (SamplePatterns)")
+// robustTightening is the relative margin by which SolveRobust tightens the
+// robust constraints (radius ε(1 + robustTightening)), so that the
+// interior-point method's residuals leave its solution feasible for ε.
+const robustTightening = 1e-8
+
+// term is one patch through which a group answers on an image, with its
+// weight in f: 1/K for average pooling, 1 for the winner of max pooling.
+type term struct {
+	k int
+	w float64
+}
+
+// signRow is the robust sign constraint s·x_kmᵀu ≥ ε‖u‖_{1,k} of a group on
+// patch k of image m.
+type signRow struct {
+	k, m int
+	s    float64
+}
+
+// winRow is max pooling's robust winner constraint
+// (x_am − x_km)ᵀu ≥ ε‖P_aᵀu − P_kᵀu‖₁ of a group on image m (P_kᵀu lays the
+// filter on patch k's pixels); pair indexes its overlap.
+type winRow struct{ a, k, m, pair int }
+
+// overlap lists the pixels that patches a and k of a winner row share: the
+// entries la[t], lk[t] of the filter that read pixel t of the overlap in
+// patch a and patch k. Its epigraph variables o_t ≥ |u_la − u_lk| start at
+// off within a half's block.
+type overlap struct {
+	la, lk []int
+	off    int
+}
+
+// robustForm is SolveRobust's cone program and the bookkeeping that reads
+// its multipliers for the certificate. Variables: v (np·f), w (np·f),
+// t (2np), a = |v| and b = |w| (np·f each), ζ (n: the worst-case margin or
+// loss epigraphs), e (n·npix: |g_m|), o (2·no: the overlaps' epigraphs).
+// Rows: the robust sign rows and winner rows of both halves, |u| ≤ a, the
+// overlaps' epigraphs, the loss rows, |g_m| ≤ e_m, then one second-order
+// cone per group.
+type robustForm struct {
+	p                  *Problem
+	eps                float64
+	n, f, np, nk, npix int
+	pix                [][]int
+	masks              [][]float64
+	terms              [][][]term  // [i][m]
+	signs              [][]signRow // [i]
+	wins               [][]winRow  // [i]
+	pairs              []overlap
+	no                 int // overlap variables per half
+	ov, ow, ot, oa, ob int
+	oz, oe, oo, nx     int
+	rWin, rAbs, rOver  int
+	rLoss, rGrad, orth int
+	lossRows           int // per image: hinge 2, squared 2, BCE and logistic 1
+	g                  *mat.Dense
+	h, c               []float64
+	cone               ipm.Cone
+}
+
+// newRobustForm returns the robust program of p at radius eps.
+func newRobustForm(p *Problem, eps float64) (*robustForm, error) {
+	fm := p.layout(eps)
+	if fm.nx > MaxRobustVariables {
+		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels)", fm.nx, MaxRobustVariables)
 	}
+	fm.build()
+	return fm, nil
+}
+
+// layout returns the robust program's terms, constraints, variables and
+// rows at radius eps, without its matrices.
+func (p *Problem) layout(eps float64) *robustForm {
 	n, _ := p.X.Dims()
-	f, np, nk := p.Filter(), len(p.Signs), len(p.Patches)
-	npix := p.Shape.C * p.Shape.H * p.Shape.W
-	// Variables: v (np·f), w (np·f), t (2np), a (np·f), b (np·f), ξ (n), e (n·npix).
-	ov, ow, ot, oa, ob := 0, np*f, 2*np*f, 2*np*f+2*np, 3*np*f+2*np
-	oxi := 4*np*f + 2*np
-	oe := oxi + n
-	nx := oe + n*npix
-	if nx > MaxRobustVariables {
-		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels)", nx, MaxRobustVariables)
+	fm := &robustForm{p: p, eps: eps, n: n, f: p.Filter(), np: len(p.Signs), nk: len(p.Patches),
+		npix: p.Shape.C * p.Shape.H * p.Shape.W, pix: p.pixelOf(), masks: p.masks()}
+	fm.terms = make([][][]term, fm.np)
+	fm.signs = make([][]signRow, fm.np)
+	fm.wins = make([][]winRow, fm.np)
+	pairOf := map[[3]int]int{}
+	sign := func(b bool) float64 {
+		if b {
+			return 1
+		}
+		return -1
 	}
-	masks, pix := p.masks(), p.pixelOf()
-	orth := 2*np*nk*n + 4*np*f + 2*n + 2*n*npix
-	rows := orth + 2*np*(f+1)
-	g := mat.NewDense(rows, nx, nil)
-	h := make([]float64, rows)
-	r := 0
-	// Robust sign rows: −(2D−I) x_kᵀu + ε Σ_{l ∈ patch} |u_l| ≤ 0.
-	for half, off := range []int{ov, ow} {
-		aoff := []int{oa, ob}[half]
-		for i := 0; i < np; i++ {
-			for k, xk := range p.Patches {
-				for m := 0; m < n; m++ {
-					s := -1.0
+	for i := range p.Signs {
+		fm.terms[i] = make([][]term, n)
+		for m := 0; m < n; m++ {
+			if p.Pool == AvgPool {
+				for k := range p.Patches {
+					fm.signs[i] = append(fm.signs[i], signRow{k, m, sign(p.Signs[i][k][m])})
 					if p.Signs[i][k][m] {
-						s = 1
+						fm.terms[i][m] = append(fm.terms[i][m], term{k, 1 / float64(fm.nk)})
 					}
-					row := g.RawRowView(r)
-					floats.AddScaled(row[off+i*f:off+(i+1)*f], -s, xk.RawRowView(m))
-					floats.AddScaled(row[aoff+i*f:aoff+(i+1)*f], eps, masks[k])
-					r++
 				}
+				continue
+			}
+			a, on := p.Argmax[i][m], p.Signs[i][0][m]
+			fm.signs[i] = append(fm.signs[i], signRow{a, m, sign(on)})
+			if on {
+				fm.terms[i][m] = []term{{a, 1}}
+			}
+			for k := range p.Patches {
+				if k == a {
+					continue
+				}
+				key := [3]int{i, a, k}
+				id, ok := pairOf[key]
+				if !ok {
+					id = len(fm.pairs)
+					pairOf[key] = id
+					fm.pairs = append(fm.pairs, fm.overlapOf(a, k))
+				}
+				fm.wins[i] = append(fm.wins[i], winRow{a, k, m, id})
 			}
 		}
 	}
-	// |u| ≤ a: u − a ≤ 0, −u − a ≤ 0.
-	for half, off := range []int{ov, ow} {
-		aoff := []int{oa, ob}[half]
+	for j := range fm.pairs {
+		fm.pairs[j].off = fm.no
+		fm.no += len(fm.pairs[j].la)
+	}
+	np, f := fm.np, fm.f
+	fm.ov, fm.ow, fm.ot = 0, np*f, 2*np*f
+	fm.oa, fm.ob = fm.ot+2*np, 3*np*f+2*np
+	fm.oz = 4*np*f + 2*np
+	fm.oe = fm.oz + n
+	fm.oo = fm.oe + n*fm.npix
+	fm.nx = fm.oo + 2*fm.no
+	var nsign, nwin int
+	for i := range fm.signs {
+		nsign += len(fm.signs[i])
+		nwin += len(fm.wins[i])
+	}
+	switch p.Loss {
+	case solvers.BCELoss, solvers.LogisticLoss:
+		fm.lossRows = 1
+	default:
+		fm.lossRows = 2
+	}
+	fm.rWin = 2 * nsign
+	fm.rAbs = fm.rWin + 2*nwin
+	fm.rOver = fm.rAbs + 4*np*f
+	fm.rLoss = fm.rOver + 4*fm.no
+	fm.rGrad = fm.rLoss + fm.lossRows*n
+	fm.orth = fm.rGrad + 2*n*fm.npix
+	return fm
+}
+
+// overlapOf returns the pixels patches a and k share, as filter entries.
+func (fm *robustForm) overlapOf(a, k int) overlap {
+	at := map[int]int{}
+	for l, q := range fm.pix[a] {
+		if q >= 0 {
+			at[q] = l
+		}
+	}
+	var o overlap
+	for l, q := range fm.pix[k] {
+		if la, ok := at[q]; ok && q >= 0 {
+			o.la, o.lk = append(o.la, la), append(o.lk, l)
+		}
+	}
+	return o
+}
+
+// build writes G, h, the cone and the linear cost β·Σt (+ (1/n)Σζ for the
+// hinge loss).
+func (fm *robustForm) build() {
+	p, n, f, np := fm.p, fm.n, fm.f, fm.np
+	rows := fm.orth + 2*np*(f+1)
+	g := mat.NewDense(rows, fm.nx, nil)
+	h := make([]float64, rows)
+	eps := fm.eps * (1 + robustTightening)
+	halves := [2][2]int{{fm.ov, fm.oa}, {fm.ow, fm.ob}}
+	// Robust sign rows: −s x_kmᵀu + ε Σ_{l ∈ patch k} a_l ≤ 0.
+	r := 0
+	for _, hv := range halves {
+		for i := range fm.signs {
+			for _, sr := range fm.signs[i] {
+				row := g.RawRowView(r)
+				floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], -sr.s, p.Patches[sr.k].RawRowView(sr.m))
+				floats.AddScaled(row[hv[1]+i*f:hv[1]+(i+1)*f], eps, fm.masks[sr.k])
+				r++
+			}
+		}
+	}
+	// Winner rows: −(x_am − x_km)ᵀu + ε(Σ_{a only} a_l + Σ_{k only} a_l + Σ_overlap o_t) ≤ 0.
+	for half, hv := range halves {
+		for i := range fm.wins {
+			for _, wr := range fm.wins[i] {
+				row := g.RawRowView(r)
+				floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], -1, p.Patches[wr.a].RawRowView(wr.m))
+				floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], 1, p.Patches[wr.k].RawRowView(wr.m))
+				fm.eachExclusive(wr.a, wr.k, func(l int) { row[hv[1]+i*f+l] += eps })
+				ov := fm.pairs[wr.pair]
+				for t := range ov.la {
+					row[fm.oo+half*fm.no+ov.off+t] += eps
+				}
+				r++
+			}
+		}
+	}
+	// |u| ≤ a: ±u − a ≤ 0.
+	for _, hv := range halves {
 		for l := 0; l < np*f; l++ {
-			g.Set(r, off+l, 1)
-			g.Set(r, aoff+l, -1)
-			g.Set(r+1, off+l, -1)
-			g.Set(r+1, aoff+l, -1)
+			g.Set(r, hv[0]+l, 1)
+			g.Set(r, hv[1]+l, -1)
+			g.Set(r+1, hv[0]+l, -1)
+			g.Set(r+1, hv[1]+l, -1)
 			r += 2
 		}
 	}
-	// The loss rows, with coef·(v, w) = f_m = (1/K) Σ_i Σ_k D_ikm x_kmᵀ(v_i − w_i):
-	// hinge   −ξ_m ≤ 0 and −y_m f_m + ε Σ_q e_mq − ξ_m ≤ −1;
-	// squared ±(f_m − y_m) + ε Σ_q e_mq − z_m ≤ 0 (z_m in ξ's place).
-	inv := 1 / float64(nk)
-	hinge := p.Loss == solvers.HingeLoss
-	for m := 0; m < n; m++ {
-		r1, r2 := g.RawRowView(r), g.RawRowView(r+1)
-		y := p.Y[m]
-		a1, a2 := 0.0, -y // the coefficients of f_m in the two rows
-		if !hinge {
-			a1, a2 = 1, -1
-		}
-		for i := 0; i < np; i++ {
-			for k, xk := range p.Patches {
-				if p.Signs[i][k][m] {
-					for _, rc := range []struct {
-						row []float64
-						a   float64
-					}{{r1, a1}, {r2, a2}} {
-						if rc.a != 0 {
-							floats.AddScaled(rc.row[ov+i*f:ov+(i+1)*f], rc.a*inv, xk.RawRowView(m))
-							floats.AddScaled(rc.row[ow+i*f:ow+(i+1)*f], -rc.a*inv, xk.RawRowView(m))
-						}
-					}
-				}
-			}
-		}
-		for q := 0; q < npix; q++ {
-			r2[oe+m*npix+q] = eps
-			if !hinge {
-				r1[oe+m*npix+q] = eps
-			}
-		}
-		r1[oxi+m], r2[oxi+m] = -1, -1
-		if hinge {
-			h[r+1] = -1
-		} else {
-			h[r], h[r+1] = y, -y
-		}
-		r += 2
-	}
-	// |g_m| ≤ e_m, g_mq = (1/K) Σ_i Σ_k D_ikm (v_i − w_i)[entry of patch k at pixel q].
-	for m := 0; m < n; m++ {
-		// Rows r + 2q and r + 2q + 1: ±g_mq − e_mq ≤ 0.
-		for q := 0; q < npix; q++ {
-			rp, rn := g.RawRowView(r+2*q), g.RawRowView(r+2*q+1)
-			rp[oe+m*npix+q], rn[oe+m*npix+q] = -1, -1
-		}
-		for i := 0; i < np; i++ {
-			for k := range p.Patches {
-				if !p.Signs[i][k][m] {
+	// Overlaps: ±(u_la − u_lk) − o_t ≤ 0, per group of the pair's pattern.
+	for half, hv := range halves {
+		for i := range fm.wins {
+			seen := map[int]bool{}
+			for _, wr := range fm.wins[i] {
+				if seen[wr.pair] {
 					continue
 				}
-				for l, q := range pix[k] {
+				seen[wr.pair] = true
+				ov := fm.pairs[wr.pair]
+				for t := range ov.la {
+					o := fm.oo + half*fm.no + ov.off + t
+					rr := fm.rOver + 2*(half*fm.no+ov.off+t)
+					g.Set(rr, hv[0]+i*f+ov.la[t], 1)
+					g.Set(rr, hv[0]+i*f+ov.lk[t], -1)
+					g.Set(rr, o, -1)
+					g.Set(rr+1, hv[0]+i*f+ov.la[t], -1)
+					g.Set(rr+1, hv[0]+i*f+ov.lk[t], 1)
+					g.Set(rr+1, o, -1)
+				}
+			}
+		}
+	}
+	r = fm.rLoss
+	// Loss rows, with a·f_m written by addF:
+	// hinge    −ζ_m ≤ 0 and −y_m f_m + ε Σ_q e_mq − ζ_m ≤ −1;
+	// squared  ±(f_m − y_m) + ε Σ_q e_mq − ζ_m ≤ 0;
+	// BCE, logistic  c_m f_m + |c_m| ε Σ_q e_mq − ζ_m ≤ 0 (c_m: MarginScale).
+	for m := 0; m < n; m++ {
+		y := p.Y[m]
+		switch p.Loss {
+		case solvers.HingeLoss:
+			g.Set(r, fm.oz+m, -1)
+			fm.addF(g.RawRowView(r+1), m, -y)
+			fm.addE(g.RawRowView(r+1), m, eps)
+			g.Set(r+1, fm.oz+m, -1)
+			h[r+1] = -1
+		case solvers.SquaredLoss:
+			for s, sg := range []float64{1, -1} {
+				fm.addF(g.RawRowView(r+s), m, sg)
+				fm.addE(g.RawRowView(r+s), m, eps)
+				g.Set(r+s, fm.oz+m, -1)
+				h[r+s] = sg * y
+			}
+		default:
+			c := p.Loss.MarginScale(y)
+			fm.addF(g.RawRowView(r), m, c)
+			fm.addE(g.RawRowView(r), m, math.Abs(c)*eps)
+			g.Set(r, fm.oz+m, -1)
+		}
+		r += fm.lossRows
+	}
+	// |g_m| ≤ e_m: ±g_mq − e_mq ≤ 0, g_m = Σ_i Σ_terms w·P_kᵀ(v_i − w_i).
+	for m := 0; m < n; m++ {
+		for q := 0; q < fm.npix; q++ {
+			g.Set(r+2*q, fm.oe+m*fm.npix+q, -1)
+			g.Set(r+2*q+1, fm.oe+m*fm.npix+q, -1)
+		}
+		for i := range fm.terms {
+			for _, tm := range fm.terms[i][m] {
+				for l, q := range fm.pix[tm.k] {
 					if q < 0 {
 						continue
 					}
 					rp, rn := g.RawRowView(r+2*q), g.RawRowView(r+2*q+1)
-					rp[ov+i*f+l] += inv
-					rp[ow+i*f+l] -= inv
-					rn[ov+i*f+l] -= inv
-					rn[ow+i*f+l] += inv
+					rp[fm.ov+i*f+l] += tm.w
+					rp[fm.ow+i*f+l] -= tm.w
+					rn[fm.ov+i*f+l] -= tm.w
+					rn[fm.ow+i*f+l] += tm.w
 				}
 			}
 		}
-		r += 2 * npix
+		r += 2 * fm.npix
 	}
-	cone := ipm.Cone{Orthant: orth}
-	for half, off := range []int{ov, ow} {
+	fm.cone = ipm.Cone{Orthant: fm.orth}
+	for half, off := range []int{fm.ov, fm.ow} {
 		for i := 0; i < np; i++ {
-			cone.SOC = append(cone.SOC, f+1)
-			g.Set(r, ot+half*np+i, -1)
+			fm.cone.SOC = append(fm.cone.SOC, f+1)
+			g.Set(r, fm.ot+half*np+i, -1)
 			for l := 0; l < f; l++ {
 				g.Set(r+1+l, off+i*f+l, -1)
 			}
 			r += f + 1
 		}
 	}
-	c := make([]float64, nx)
-	for i := 0; i < 2*np; i++ {
-		c[ot+i] = p.Beta
+	fm.g, fm.h = g, h
+	fm.c = make([]float64, fm.nx)
+	for j := 0; j < 2*np; j++ {
+		fm.c[fm.ot+j] = p.Beta
 	}
-	qp := &ipm.ConeQP{C: c, G: g, H: h, K: cone}
-	if hinge {
+	if p.Loss == solvers.HingeLoss {
 		for m := 0; m < n; m++ {
-			c[oxi+m] = 1 / float64(n)
+			fm.c[fm.oz+m] = 1 / float64(n)
 		}
-	} else { // ½ Σ z_m²
-		qp.Q = mat.NewSymDense(nx, nil)
-		for m := 0; m < n; m++ {
-			qp.Q.SetSym(oxi+m, oxi+m, 1)
+	}
+}
+
+// eachExclusive calls fn with the filter entry of every pixel that only one
+// of the patches a and k reads (the entry in that patch).
+func (fm *robustForm) eachExclusive(a, k int, fn func(l int)) {
+	in := func(q, patch int) bool {
+		for _, x := range fm.pix[patch] {
+			if x == q {
+				return true
+			}
 		}
+		return false
+	}
+	for _, pq := range [2][2]int{{a, k}, {k, a}} {
+		for l, q := range fm.pix[pq[0]] {
+			if q >= 0 && !in(q, pq[1]) {
+				fn(l)
+			}
+		}
+	}
+}
+
+// addF adds a·f_m to the row: f_m = Σ_i Σ_terms w·x_kmᵀ(v_i − w_i).
+func (fm *robustForm) addF(row []float64, m int, a float64) {
+	f := fm.f
+	for i := range fm.terms {
+		for _, tm := range fm.terms[i][m] {
+			x := fm.p.Patches[tm.k].RawRowView(m)
+			floats.AddScaled(row[fm.ov+i*f:fm.ov+(i+1)*f], a*tm.w, x)
+			floats.AddScaled(row[fm.ow+i*f:fm.ow+(i+1)*f], -a*tm.w, x)
+		}
+	}
+}
+
+// addE adds a·Σ_q e_mq to the row.
+func (fm *robustForm) addE(row []float64, m int, a float64) {
+	for q := 0; q < fm.npix; q++ {
+		row[fm.oe+m*fm.npix+q] += a
+	}
+}
+
+// SolveRobust solves the convex adversarial training program of a CNN
+// (the appendix "Convex Adversarial Training for ConvNets", as section 4
+// does for the two-layer network) against perturbations ‖δ‖_∞ ≤ eps of
+// every image's pixels: the patterns must hold on the whole ball, and the
+// loss is its worst case there, both in closed form. With the patterns
+// fixed, patch k of x + δ is x_k + P_kδ, so for filter u the sign
+// constraint holds on the ball iff
+//
+//	(2D_ik − I) x_kᵀu ≥ eps·‖u‖_{1,k}   (‖·‖_{1,k}: over the patch's pixels, padding excluded),
+//
+// and with max pooling the winning patch a stays the winner iff
+//
+//	(x_a − x_k)ᵀu ≥ eps·‖P_aᵀu − P_kᵀu‖₁   for every other patch k
+//
+// (P_kᵀu lays the filter on patch k's pixels; where the patches overlap
+// the entries subtract). Then f(x + δ) = f(x) + δᵀg with
+// g = Σ_i Σ_k ω_ik D_ik P_kᵀ(v_i − w_i) (ω = 1/K for average pooling; for
+// max pooling only the winner, ω = 1), and the worst loss on the ball is
+// that of the worst margin: max(0, 1 − y f + eps‖g‖₁) (hinge),
+// ½(|f − y| + eps‖g‖₁)² (squared), log(1 + e^{c f + |c| eps‖g‖₁}) (BCE and
+// logistic, c from Loss.MarginScale). The program
+//
+//	min ℓ_rob(f, g) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)   s.t. the robust constraints
+//
+// is a cone LP for the hinge loss, a cone QP for the squared loss (the ℓ₁
+// norms by epigraphs), both solved by ipm.SolveConeQP; the BCE and
+// logistic losses, which an exponential cone would need, are solved by a
+// proximal Newton method whose steps are those cone QPs with the loss
+// replaced by its second-order model, with a backtracking line search.
+// Dense: small programs only (MaxRobustVariables).
+//
+// The result is certified (RobustResult.Lower, robustForm.bound): at its
+// point, which is feasible (the constraints are solved at the radius
+// eps(1 + 10⁻⁸), and any group still in violation is set to zero), the
+// recovered network's loss at any x_m + δ in the ball is at most
+// PointLoss[m] (Network.PGD cannot beat it).
+func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustResult, error) {
+	switch {
+	case !(eps > 0) || math.IsInf(eps, 0):
+		return nil, fmt.Errorf("cnn: robust training needs a radius 0 < ε < ∞, got %v", eps)
+	case len(p.Signs) == 0:
+		return nil, errors.New("cnn: no patterns (SamplePatterns)")
 	}
 	if tol == 0 {
 		tol = 1e-9
 	}
-	res, err := ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol})
+	fm, err := newRobustForm(p, eps)
 	if err != nil {
 		return nil, err
 	}
-	if res.X == nil {
-		return nil, fmt.Errorf("cnn: the robust program's interior-point solve ended %v", res.Status)
+	qp := &ipm.ConeQP{C: fm.c, G: fm.g, H: fm.h, K: fm.cone}
+	var res *ipm.ConeQPResult
+	iters := 0
+	switch p.Loss {
+	case solvers.HingeLoss, solvers.SquaredLoss:
+		if p.Loss == solvers.SquaredLoss { // ½ Σ ζ_m²
+			qp.Q = mat.NewSymDense(fm.nx, nil)
+			for m := 0; m < fm.n; m++ {
+				qp.Q.SetSym(fm.oz+m, fm.oz+m, 1)
+			}
+		}
+		if res, err = ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol}); err != nil {
+			return nil, err
+		}
+		if res.X == nil {
+			return nil, fmt.Errorf("cnn: the robust program's interior-point solve ended %v", res.Status)
+		}
+		iters = res.Iterations
+	default:
+		if res, iters, err = fm.proximalNewton(ctx, qp, tol); err != nil {
+			return nil, err
+		}
 	}
-	out := &RobustResult{W: append([]float64(nil), res.X[ov:ow]...), Wp: append([]float64(nil), res.X[ow:ot]...), Status: res.Status, Gap: res.Gap, Iterations: res.Iterations}
+	f := fm.f * fm.np
+	out := &RobustResult{W: append([]float64(nil), res.X[fm.ov:fm.ov+f]...), Wp: append([]float64(nil), res.X[fm.ow:fm.ow+f]...),
+		Status: res.Status, Gap: res.Gap, Iterations: iters}
+	fm.restore(out.W, out.Wp)
 	out.Objective, out.PointLoss = p.RobustObjective(eps, out.W, out.Wp)
+	out.Lower = fm.bound(res.Z)
+	out.Upper = out.Objective
+	out.CertifiedGap = (out.Upper - out.Lower) / math.Max(1e-300, math.Abs(out.Upper))
 	return out, nil
 }
 
+// proximalNewton minimizes the BCE or logistic robust program: each step
+// solves the cone QP with (1/n) Σ_m softplus(ζ_m) replaced by its
+// second-order model at the current ζ, then backtracks along the segment
+// to the QP's solution (feasible, as both ends are) until the objective
+// falls by a quarter of the model's decrease. The first subproblems are
+// solved to 10⁻³, each later one to a tenth of the last relative decrease,
+// down to tol. It stops when the model's decrease is below
+// tol·max(1, objective) at a subproblem solved to tol, and returns the last QP's
+// result with X set to the final point, and the total interior-point
+// iterations.
+func (fm *robustForm) proximalNewton(ctx context.Context, qp *ipm.ConeQP, tol float64) (*ipm.ConeQPResult, int, error) {
+	n := fm.n
+	inv := 1 / float64(n)
+	x := make([]float64, fm.nx) // zero weights, ζ = 0: feasible
+	objective := func(x []float64) float64 {
+		var s float64
+		for m := 0; m < n; m++ {
+			s += solvers.Softplus(x[fm.oz+m]) * inv
+		}
+		for j := 0; j < 2*fm.np; j++ {
+			s += fm.p.Beta * x[fm.ot+j]
+		}
+		return s
+	}
+	qp.Q = mat.NewSymDense(fm.nx, nil)
+	c := append([]float64(nil), fm.c...)
+	qp.C = c
+	total, inner := 0, math.Max(tol, 1e-3)
+	var last *ipm.ConeQPResult
+	for step := 0; step < 60; step++ {
+		if err := ctx.Err(); err != nil {
+			return nil, total, err
+		}
+		grad := make([]float64, n)
+		curv := make([]float64, n)
+		for m := 0; m < n; m++ {
+			z := x[fm.oz+m]
+			s := solvers.Logistic(z)
+			grad[m], curv[m] = s*inv, s*(1-s)*inv
+			qp.Q.SetSym(fm.oz+m, fm.oz+m, curv[m])
+			c[fm.oz+m] = grad[m] - curv[m]*z
+		}
+		res, err := ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: inner})
+		if err != nil {
+			return nil, total, err
+		}
+		total += res.Iterations
+		if res.X == nil {
+			return nil, total, fmt.Errorf("cnn: a robust proximal Newton step's interior-point solve ended %v", res.Status)
+		}
+		last = res
+		// The model's decrease from x to the QP's solution.
+		var dec float64
+		for j := 0; j < 2*fm.np; j++ {
+			dec += fm.p.Beta * (res.X[fm.ot+j] - x[fm.ot+j])
+		}
+		for m := 0; m < n; m++ {
+			d := res.X[fm.oz+m] - x[fm.oz+m]
+			dec += grad[m]*d + curv[m]*d*d/2
+		}
+		f0 := objective(x)
+		if -dec <= tol*math.Max(1, f0) && inner <= tol {
+			break
+		}
+		// Inexact steps far from the optimum: the next subproblem is solved
+		// to a tenth of this step's relative decrease (at least tol).
+		inner = math.Max(tol, math.Min(inner, 0.1*-dec/math.Max(1, f0)))
+		t := 1.0
+		trial := make([]float64, fm.nx)
+		for {
+			for j := range trial {
+				trial[j] = x[j] + t*(res.X[j]-x[j])
+			}
+			if objective(trial) <= f0+0.25*t*dec || t < 1e-8 {
+				break
+			}
+			t /= 2
+		}
+		copy(x, trial)
+	}
+	last.X = x
+	return last, total, nil
+}
+
+// restore makes (w, w′) feasible for the robust constraints at radius ε.
+// A group that violates any of them (by rounding, where a constraint is
+// tight without slack for the tightened radius to give: a filter whose
+// pixel weights are zero up to the interior-point method's accuracy, say)
+// first has its entries below 10⁻⁸, then 10⁻⁶, of its largest set to zero
+// (a filter of only its bias satisfies every winner constraint exactly);
+// if it still violates one it is set to zero, which satisfies every one.
+func (fm *robustForm) restore(w, wp []float64) {
+	f := fm.f
+	trial := make([]float64, f)
+	for _, x := range [][]float64{w, wp} {
+		for i := 0; i < fm.np; i++ {
+			u := x[i*f : (i+1)*f]
+			if fm.groupViolation(i, u) <= 0 {
+				continue
+			}
+			big := floats.Norm(u, math.Inf(1))
+			fixed := false
+			for _, rel := range []float64{1e-8, 1e-6} {
+				for l, v := range u {
+					trial[l] = v
+					if math.Abs(v) <= rel*big {
+						trial[l] = 0
+					}
+				}
+				if fm.groupViolation(i, trial) <= 0 {
+					copy(u, trial)
+					fixed = true
+					break
+				}
+			}
+			if !fixed {
+				for l := range u {
+					u[l] = 0
+				}
+			}
+		}
+	}
+}
+
+// groupViolation returns the largest violation of group i's robust sign
+// and winner constraints at filter u (≤ 0 when feasible).
+func (fm *robustForm) groupViolation(i int, u []float64) float64 {
+	p := fm.p
+	worst := math.Inf(-1)
+	l1 := make([]float64, fm.nk)
+	for k := range l1 {
+		for l, v := range u {
+			l1[k] += fm.masks[k][l] * math.Abs(v)
+		}
+	}
+	for _, sr := range fm.signs[i] {
+		worst = math.Max(worst, fm.eps*l1[sr.k]-sr.s*floats.Dot(p.Patches[sr.k].RawRowView(sr.m), u))
+	}
+	if len(fm.wins[i]) == 0 {
+		return worst
+	}
+	lay := make([]float64, fm.npix)
+	for _, wr := range fm.wins[i] {
+		for q := range lay {
+			lay[q] = 0
+		}
+		for l, q := range fm.pix[wr.a] {
+			if q >= 0 {
+				lay[q] += u[l]
+			}
+		}
+		for l, q := range fm.pix[wr.k] {
+			if q >= 0 {
+				lay[q] -= u[l]
+			}
+		}
+		diff := floats.Dot(p.Patches[wr.a].RawRowView(wr.m), u) - floats.Dot(p.Patches[wr.k].RawRowView(wr.m), u)
+		worst = math.Max(worst, fm.eps*floats.Norm(lay, 1)-diff)
+	}
+	return worst
+}
+
+// bound returns a lower bound on the robust program's optimum from the
+// multipliers z of its cone program (any z: the bound is valid for every
+// one, and tight at an optimum's). By weak duality, for the loss rows'
+// multipliers turned into a_m (the coefficient of f_m) and b_m ≥ 0 (that
+// of ε‖g_m‖₁) with the loss's conjugate term κ_m,
+//
+//	ℓ_rob(f_m, g_m) ≥ κ_m + a_m f_m + b_m ε‖g_m‖₁ ≥ κ_m + a_m f_m + b_m ε ρ_mᵀg_m
+//
+// (hinge: a = −yλ, b = λ, κ = λ, λ ∈ [0, 1/n]; squared: a = μ⁺ − μ⁻,
+// b = μ⁺ + μ⁻, κ = −½b² − a y; BCE, logistic: a = cλ, b = |c|λ,
+// κ = −ℓ*(λ), Loss.NegConjugate; ρ_m ∈ [−1, 1]^pixels from the multipliers of
+// |g_m| ≤ e_m). The right side is linear in the filters, q_jᵀu_j per group;
+// with the multipliers α ≥ 0 of the robust constraints (winner rows: the
+// overlaps' ℓ₁ terms bounded below by τᵀ(u_la − u_lk), τ from their
+// epigraphs' multipliers) the group's part of the Lagrangian is at least
+// β‖u‖ + q̃ᵀu + Σ_l r_l|u_l| with the radii r = ε Σ α·mask ≥ 0, which is
+// nonnegative for all u iff dist(−q̃, box(r)) ≤ β. Scaling every multiplier
+// by s = min(1, β/max_j dist_j) makes every group's part nonnegative, and
+// the bound is Σ_m κ_m(s).
+func (fm *robustForm) bound(z []float64) float64 {
+	p, n, f, eps := fm.p, fm.n, fm.f, fm.eps
+	inv := 1 / float64(n)
+	a, b := make([]float64, n), make([]float64, n)
+	clip := func(v, hi float64) float64 { return math.Min(math.Max(v, 0), hi) }
+	for m := 0; m < n; m++ {
+		r := fm.rLoss + fm.lossRows*m
+		y := p.Y[m]
+		switch p.Loss {
+		case solvers.HingeLoss:
+			lam := clip(z[r+1], inv)
+			a[m], b[m] = -y*lam, lam
+		case solvers.SquaredLoss:
+			mp, mn := clip(z[r], math.Inf(1)), clip(z[r+1], math.Inf(1))
+			a[m], b[m] = mp-mn, mp+mn
+		default:
+			lam := clip(z[r], inv)
+			c := p.Loss.MarginScale(y)
+			a[m], b[m] = c*lam, math.Abs(c)*lam
+		}
+	}
+	rho := make([][]float64, n)
+	for m := 0; m < n; m++ {
+		rho[m] = make([]float64, fm.npix)
+		for q := range rho[m] {
+			r := fm.rGrad + 2*(m*fm.npix+q)
+			zp, zn := clip(z[r], math.Inf(1)), clip(z[r+1], math.Inf(1))
+			if zp+zn > 0 {
+				rho[m][q] = (zp - zn) / (zp + zn)
+			}
+		}
+	}
+	var worst float64
+	q, rad := make([]float64, f), make([]float64, f)
+	for half, sigma := range []float64{1, -1} {
+		for i := 0; i < fm.np; i++ {
+			for l := range q {
+				q[l], rad[l] = 0, 0
+			}
+			for m := 0; m < n; m++ {
+				for _, tm := range fm.terms[i][m] {
+					floats.AddScaled(q, sigma*tm.w*a[m], p.Patches[tm.k].RawRowView(m))
+					for l, px := range fm.pix[tm.k] {
+						if px >= 0 {
+							q[l] += sigma * tm.w * b[m] * eps * rho[m][px]
+						}
+					}
+				}
+			}
+			fm.addRobustMultipliers(z, half, i, q, rad)
+			var d2 float64
+			for l := range q {
+				if e := math.Abs(q[l]) - rad[l]; e > 0 {
+					d2 += e * e
+				}
+			}
+			worst = math.Max(worst, math.Sqrt(d2))
+		}
+	}
+	s := 1.0
+	if worst > 0 {
+		s = math.Min(1, p.Beta/(worst*(1+1e-12)))
+	}
+	var lower, mag float64
+	switch p.Loss {
+	case solvers.HingeLoss:
+		for m := 0; m < n; m++ {
+			lower += s * b[m]
+			mag += s * b[m]
+		}
+	case solvers.SquaredLoss:
+		for m := 0; m < n; m++ {
+			v := -0.5*s*s*b[m]*b[m] - s*a[m]*p.Y[m]
+			lower += v
+			mag += math.Abs(v)
+		}
+	default:
+		lower, mag = p.Loss.NegConjugate(a, nil, p.Y, s)
+	}
+	return lower - 1e-13*mag
+}
+
+// addRobustMultipliers adds to q (the linear coefficients of group (half,
+// i)) and rad (its ℓ₁ radii) the terms of the robust sign and winner rows'
+// multipliers in z, clipped to be nonnegative.
+func (fm *robustForm) addRobustMultipliers(z []float64, half, i int, q, rad []float64) {
+	p, eps := fm.p, fm.eps
+	nsign, nwin := 0, 0
+	before := func(rows [][]signRow) int {
+		c := 0
+		for _, r := range rows[:i] {
+			c += len(r)
+		}
+		return c
+	}
+	for _, r := range fm.signs {
+		nsign += len(r)
+	}
+	for _, r := range fm.wins {
+		nwin += len(r)
+	}
+	r0 := half*nsign + before(fm.signs)
+	for j, sr := range fm.signs[i] {
+		al := math.Max(0, z[r0+j])
+		if al == 0 {
+			continue
+		}
+		floats.AddScaled(q, -al*sr.s, p.Patches[sr.k].RawRowView(sr.m))
+		floats.AddScaled(rad, eps*al, fm.masks[sr.k])
+	}
+	w0 := fm.rWin + half*nwin
+	for _, r := range fm.wins[:i] {
+		w0 += len(r)
+	}
+	for j, wr := range fm.wins[i] {
+		ga := math.Max(0, z[w0+j])
+		if ga == 0 {
+			continue
+		}
+		floats.AddScaled(q, -ga, p.Patches[wr.a].RawRowView(wr.m))
+		floats.AddScaled(q, ga, p.Patches[wr.k].RawRowView(wr.m))
+		fm.eachExclusive(wr.a, wr.k, func(l int) { rad[l] += eps * ga })
+		ov := fm.pairs[wr.pair]
+		for t := range ov.la {
+			rr := fm.rOver + 2*(half*fm.no+ov.off+t)
+			zp, zn := math.Max(0, z[rr]), math.Max(0, z[rr+1])
+			var tau float64
+			if zp+zn > 0 {
+				tau = (zp - zn) / (zp + zn)
+			}
+			q[ov.la[t]] += eps * ga * tau
+			q[ov.lk[t]] -= eps * ga * tau
+		}
+	}
+}
+
 // RobustObjective returns the robust objective of SolveRobust at (w, w′)
-// and its per-image worst-case loss terms (hinge: before the 1/n).
+// and its per-image worst-case loss terms (hinge, BCE, logistic: before
+// the 1/n).
 func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64) {
-	n, _ := p.X.Dims()
-	f, nk := p.Filter(), len(p.Patches)
-	npix := p.Shape.C * p.Shape.H * p.Shape.W
-	pix := p.pixelOf()
-	inv := 1 / float64(nk)
+	fm := p.layout(eps)
+	n, f := fm.n, fm.f
 	terms := make([]float64, n)
 	var total float64
+	gm := make([]float64, fm.npix)
 	for m := 0; m < n; m++ {
-		var fm float64
-		gm := make([]float64, npix)
-		for i := range p.Signs {
-			for k, xk := range p.Patches {
-				if !p.Signs[i][k][m] {
-					continue
-				}
-				for l, q := range pix[k] {
+		var fv float64
+		for q := range gm {
+			gm[q] = 0
+		}
+		for i := range fm.terms {
+			for _, tm := range fm.terms[i][m] {
+				x := p.Patches[tm.k].RawRowView(m)
+				for l, q := range fm.pix[tm.k] {
 					d := w[i*f+l] - wp[i*f+l]
-					fm += inv * xk.At(m, l) * d
+					fv += tm.w * x[l] * d
 					if q >= 0 {
-						gm[q] += inv * d
+						gm[q] += tm.w * d
 					}
 				}
 			}
 		}
-		if p.Loss == solvers.HingeLoss {
-			terms[m] = math.Max(0, 1-p.Y[m]*fm+eps*floats.Norm(gm, 1))
-		} else {
-			e := math.Abs(fm-p.Y[m]) + eps*floats.Norm(gm, 1)
+		g1 := eps * floats.Norm(gm, 1)
+		switch p.Loss {
+		case solvers.HingeLoss:
+			terms[m] = math.Max(0, 1-p.Y[m]*fv+g1)
+		case solvers.SquaredLoss:
+			e := math.Abs(fv-p.Y[m]) + g1
 			terms[m] = e * e / 2
+		default:
+			c := p.Loss.MarginScale(p.Y[m])
+			terms[m] = solvers.Softplus(c*fv + math.Abs(c)*g1)
 		}
 		total += terms[m]
 	}
@@ -315,47 +888,37 @@ func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []floa
 	for i := range p.Signs {
 		reg += floats.Norm(w[i*f:(i+1)*f], 2) + floats.Norm(wp[i*f:(i+1)*f], 2)
 	}
-	if p.Loss == solvers.HingeLoss {
+	if p.Loss != solvers.SquaredLoss {
 		total /= float64(n)
 	}
 	return total + p.Beta*reg, terms
 }
 
-// RobustViolation returns the largest violation of the robust sign
-// constraints at (w, w′).
+// RobustViolation returns the largest violation of the robust sign (and,
+// for max pooling, winner) constraints at (w, w′), 0 when every one holds.
 func (p *Problem) RobustViolation(eps float64, w, wp []float64) float64 {
-	n, _ := p.X.Dims()
-	f := p.Filter()
-	masks := p.masks()
+	fm := p.layout(eps)
+	f := fm.f
 	var worst float64
 	for _, x := range [][]float64{w, wp} {
-		for i := range p.Signs {
-			u := x[i*f : (i+1)*f]
-			for k, xk := range p.Patches {
-				var l1 float64
-				for l, v := range u {
-					l1 += masks[k][l] * math.Abs(v)
-				}
-				for m := 0; m < n; m++ {
-					s := -1.0
-					if p.Signs[i][k][m] {
-						s = 1
-					}
-					worst = math.Max(worst, eps*l1-s*floats.Dot(xk.RawRowView(m), u))
-				}
-			}
+		for i := 0; i < fm.np; i++ {
+			worst = math.Max(worst, fm.groupViolation(i, x[i*f:(i+1)*f]))
 		}
 	}
 	return worst
 }
 
 // PGD attacks the image x with label y: projected gradient ascent on the
-// loss (hinge max(0, 1 − y f(x + δ)) or squared ½(f(x + δ) − y)²) over
+// loss (hinge max(0, 1 − y f(x + δ)), squared ½(f(x + δ) − y)², BCE and
+// logistic log(1 + e^{c f(x + δ)}) with c from Loss.MarginScale) over
 // ‖δ‖_∞ ≤ eps (steps of eps/4, from δ = 0 and from the corner the
 // gradient points to), and returns the largest loss found.
 func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Loss) (float64, error) {
-	if loss != solvers.HingeLoss && loss != solvers.SquaredLoss {
-		return 0, fmt.Errorf("cnn: PGD attacks the hinge and squared losses, not %v", loss)
+	if loss < solvers.SquaredLoss || loss > solvers.LogisticLoss {
+		return 0, fmt.Errorf("cnn: PGD attacks the squared, hinge, BCE and logistic losses, not %v", loss)
+	}
+	if !loss.ValidLabel(y) {
+		return 0, fmt.Errorf("cnn: label %v: the %v loss needs labels %s", y, loss, loss.Labels())
 	}
 	d := len(x)
 	if d != net.Shape.C*net.Shape.H*net.Shape.W {
@@ -371,10 +934,14 @@ func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Los
 	// lossAt returns the loss at output fz and the factor s of the
 	// gradient ascent direction s·∇f.
 	lossAt := func(fz float64) (float64, float64) {
-		if loss == solvers.HingeLoss {
+		switch loss {
+		case solvers.HingeLoss:
 			return math.Max(0, 1-y*fz), -y
+		case solvers.SquaredLoss:
+			return (fz - y) * (fz - y) / 2, math.Copysign(1, fz-y)
 		}
-		return (fz - y) * (fz - y) / 2, math.Copysign(1, fz-y)
+		c := loss.MarginScale(y)
+		return solvers.Softplus(c * fz), c
 	}
 	best := 0.0
 	for _, start := range []bool{false, true} {

@@ -33,8 +33,9 @@ data U' = [U, 1/sqrt(n)] from the oracle's own SVD of the centred raw X
 ctgeneral: eq. (ct_general) with an explicit F and block-diagonal G (see
 solve_ctgeneral).
 
-robustcnn: convex adversarial training of a two-layer CNN with average
-pooling and the hinge loss (see solve_robustcnn).
+robustcnn: convex adversarial training of a two-layer CNN with average or
+max pooling and the hinge, squared, BCE or logistic loss (see
+solve_robustcnn).
 
 robust: the robust convex training programs of section "Convex Adversarial
 Training" (eq. hinge_adv_D, hinge_adv_D_lp, SOCP3).
@@ -350,21 +351,34 @@ def solve_ctgeneral(prob):
 # ---- mode "robustcnn" -------------------------------------------------------
 
 def solve_robustcnn(prob):
-    """Convex adversarial training of a two-layer CNN with average pooling and
-    the hinge ("loss": "hinge", the default) or squared loss against ||delta||_inf <= eps on every image's pixels,
-    written from its definition: images X (rows, CHW order), "shape" [C, H,
-    W], "conv" [size, stride, pad], "bias" (filters with a bias: every patch
-    ends with a constant 1), "signs"[i][k][m] the pattern of filter
-    group i on patch k of image m. For each patch the pixels it reads are
-    listed (padding reads none); the robust sign constraint of group u on
-    patch k of image m is s * (x_km' u) - eps * sum_{l reads a pixel} |u_l|
-    >= 0, and the worst-case hinge term of image m is max(0, 1 - y_m f_m +
-    eps * ||g_m||_1) with g_m the gradient of f at x_m over the pixels. The
-    absolute values are epigraphs. conelp, variables u = (v_1..v_P,
-    w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels)."""
+    """Convex adversarial training of a two-layer CNN with average ("pool":
+    "avg", the default) or max ("pool": "max") pooling and the hinge (the
+    default), squared, BCE or logistic loss against ||delta||_inf <= eps on
+    every image's pixels, written from its definition: images X (rows, CHW
+    order), "shape" [C, H, W], "conv" [size, stride, pad], "bias" (filters
+    with a bias: every patch ends with a constant 1), "signs"[i][k][m] the
+    pattern of filter group i on patch k of image m (max pooling:
+    signs[i][0][m] the sign of the winner's response and "argmax"[i][m] the
+    winning patch). For each patch the pixels it reads are listed (padding
+    reads none). Average pooling: f_m sums (1/K) x_km' u over the patches
+    with sign 1, and every patch has a robust sign constraint
+    s * (x_km' u) - eps * sum_{l reads a pixel} |u_l| >= 0. Max pooling: f_m
+    is x_am' u for the winner a when its sign is 1, the winner has the
+    robust sign constraint, and for every other patch k the robust winner
+    constraint (x_am - x_km)' u - eps * sum_pixels |lay_a(u) - lay_k(u)| >= 0,
+    lay_k(u) the filter laid on patch k's pixels (one epigraph variable per
+    pixel). With g_m the gradient of f at x_m over the pixels the worst-case
+    terms are max(0, 1 - y_m f_m + eps ||g_m||_1) (hinge, mean),
+    (|f_m - y_m| + eps ||g_m||_1)^2 / 2 (squared, sum), softplus(c_m f_m +
+    |c_m| eps ||g_m||_1) (mean; BCE c_m = 2 (1 - 2 y_m), logistic c_m =
+    -y_m). The absolute values are epigraphs; conelp, coneqp or cp over u =
+    (v_1..v_P, w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels),
+    then the winner epigraphs."""
     X, y, (C, H, W), (size, stride, pad) = prob["X"], prob["y"], prob["shape"], prob["conv"]
     bias = bool(prob.get("bias", False))
-    squared = prob.get("loss", "hinge") == "squared"
+    loss = prob.get("loss", "hinge")
+    maxpool = prob.get("pool", "avg") == "max"
+    argmax = prob.get("argmax")
     signs, beta, eps = prob["signs"], float(prob["beta"]), float(prob["eps"])
     n, P = len(X), len(signs)
     f = C * size * size + (1 if bias else 0)
@@ -388,65 +402,104 @@ def solve_robustcnn(prob):
     nu = ng * f
     ot, oa, oxi = nu, nu + ng, nu + ng + nu
     oe = oxi + n
-    nx = oe + n * npix
+    owin = oe + n * npix
+    winners = []  # (group j, image m, winner a, other patch k)
+    if maxpool:
+        for j in range(ng):
+            for m in range(n):
+                for k in range(K):
+                    if k != argmax[j % P][m]:
+                        winners.append((j, m, argmax[j % P][m], k))
+    def union(a, k):
+        return sorted({q for q in patches[a] + patches[k] if q >= 0})
+
+    nx = owin + sum(len(union(a, k)) for _, _, a, k in winners)
 
     def val(m, q):
         return X[m][q] if q >= 0 else (1.0 if q == -2 else 0.0)
 
+    def terms(i, m):
+        """the (patch, weight) pairs through which group i answers on image m"""
+        if maxpool:
+            return [(argmax[i][m], 1.0)] if signs[i][0][m] else []
+        return [(k, 1.0 / K) for k in range(K) if signs[i][k][m]]
+
+    def sign_rows(i, m):
+        """the (patch, sign) of group i's robust sign constraints on image m"""
+        if maxpool:
+            return [(argmax[i][m], 1.0 if signs[i][0][m] else -1.0)]
+        return [(k, 1.0 if signs[i][k][m] else -1.0) for k in range(K)]
+
     lin = []  # (dict, rhs): sum coef x <= rhs
     for j in range(ng):
         i = j % P
-        for k, idx in enumerate(patches):
-            for m in range(n):
-                s = 1.0 if signs[i][k][m] else -1.0
+        for m in range(n):
+            for k, s in sign_rows(i, m):
                 row = {}
-                for l, q in enumerate(idx):
+                for l, q in enumerate(patches[k]):
                     if q != -1:
                         row[j * f + l] = row.get(j * f + l, 0.0) - s * val(m, q)
                     if q >= 0:
                         row[oa + j * f + l] = row.get(oa + j * f + l, 0.0) + eps
                 lin.append((row, 0.0))
+    ev = owin  # the next epigraph variable of a winner row's pixel
+    for j, m, a, k in winners:
+        row = {}
+        lay = {}  # pixel -> {column: coefficient} of lay_a(u) - lay_k(u)
+        for patch, sg in ((a, 1.0), (k, -1.0)):
+            for l, q in enumerate(patches[patch]):
+                if q != -1:
+                    row[j * f + l] = row.get(j * f + l, 0.0) - sg * val(m, q)
+                if q >= 0:
+                    lay.setdefault(q, {})
+                    lay[q][j * f + l] = lay[q].get(j * f + l, 0.0) + sg
+        for q in union(a, k):
+            row[ev] = eps
+            for sg in (1.0, -1.0):
+                r2 = {col: sg * cf for col, cf in lay[q].items()}
+                r2[ev] = -1.0
+                lin.append((r2, 0.0))
+            ev += 1
+        lin.append((row, 0.0))
     for c in range(nu):
         lin.append(({c: 1.0, oa + c: -1.0}, 0.0))
         lin.append(({c: -1.0, oa + c: -1.0}, 0.0))
+
     def frow(m, a):
         """a * f_m as {column: coefficient}"""
         row = {}
         for i in range(P):
-            for k, idx in enumerate(patches):
-                if not signs[i][k][m]:
-                    continue
-                for l, q in enumerate(idx):
+            for k, wt in terms(i, m):
+                for l, q in enumerate(patches[k]):
                     if q != -1:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
-                            row[j * f + l] = row.get(j * f + l, 0.0) + a * sg * val(m, q) / K
+                            row[j * f + l] = row.get(j * f + l, 0.0) + a * sg * val(m, q) * wt
+        return row
+
+    def with_e(row, m, coef):
+        for q in range(npix):
+            row[oe + m * npix + q] = coef
+        row[oxi + m] = -1.0
         return row
 
     for m in range(n):
-        if squared:  # z_m >= |f_m - y_m| + eps ||g_m||_1, z in xi's place
+        if loss == "squared":  # z_m >= |f_m - y_m| + eps ||g_m||_1, z in xi's place
             for a in (1.0, -1.0):
-                row = frow(m, a)
-                row[oxi + m] = -1.0
-                for q in range(npix):
-                    row[oe + m * npix + q] = eps
-                lin.append((row, a * y[m]))
+                lin.append((with_e(frow(m, a), m, eps), a * y[m]))
+        elif loss in ("bce", "logistic"):  # zeta_m >= c_m f_m + |c_m| eps ||g_m||_1
+            c = 2.0 * (1.0 - 2.0 * y[m]) if loss == "bce" else -y[m]
+            lin.append((with_e(frow(m, c), m, abs(c) * eps), 0.0))
         else:
             lin.append(({oxi + m: -1.0}, 0.0))
-            row = frow(m, -y[m])
-            row[oxi + m] = -1.0
-            for q in range(npix):
-                row[oe + m * npix + q] = eps
-            lin.append((row, -1.0))
+            lin.append((with_e(frow(m, -y[m]), m, eps), -1.0))
     for m in range(n):
         grads = [dict() for _ in range(npix)]
         for i in range(P):
-            for k, idx in enumerate(patches):
-                if not signs[i][k][m]:
-                    continue
-                for l, q in enumerate(idx):
+            for k, wt in terms(i, m):
+                for l, q in enumerate(patches[k]):
                     if q >= 0:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
-                            grads[q][j * f + l] = grads[q].get(j * f + l, 0.0) + sg / K
+                            grads[q][j * f + l] = grads[q].get(j * f + l, 0.0) + sg * wt
         for q in range(npix):
             for sg in (1.0, -1.0):
                 row = {c: sg * a for c, a in grads[q].items()}
@@ -473,9 +526,14 @@ def solve_robustcnn(prob):
     for j in range(ng):
         c[ot + j] = beta
     dims = {"l": len(lin), "q": [f + 1] * ng, "s": []}
-    if squared:  # 1/2 sum z^2
+    if loss == "squared":  # 1/2 sum z^2
         Q = spmatrix([1.0] * n, list(range(oxi, oxi + n)), list(range(oxi, oxi + n)), (nx, nx))
         sol, tol = solve(lambda: solvers.coneqp(Q, c, G, h, dims), retry_inexact=True)
+    elif loss in ("bce", "logistic"):
+        sol, tol = solve(lambda: solvers.cp(smooth_objective(c, oxi, n, nx), G, h, dims), retry_inexact=True)
+        x = sol["x"]
+        obj = sum(beta * x[ot + j] for j in range(ng)) + sum(softplus(x[oxi + m]) for m in range(n)) / n
+        return dict(status=sol["status"], tolerance=tol, objective=obj)
     else:
         for m in range(n):
             c[oxi + m] = 1.0 / n

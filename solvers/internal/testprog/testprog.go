@@ -212,6 +212,7 @@ func runOracle(t *testing.T, mode string, in any, out any) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.WriteFile("/tmp/oracle_in_"+mode+".json", js, 0o644) // DEBUG
 	cmd := exec.Command(Python, "-c", oracleScript, mode)
 	// One BLAS thread: the oracle's programs are small, and OpenBLAS's
 	// threads spin on them (measured: the certify tests' 800 programs took
@@ -308,18 +309,22 @@ func CVXOPTGeneral[B Operator](t *testing.T, f Operator, sizes []int, blocks []B
 
 // CVXOPTRobustCNNInput is a robust CNN program as the oracle reads it: the
 // images (rows, CHW), their shape (C, H, W), the filters' size, stride and
-// padding, whether the filters have biases, the groups' patterns
-// Signs[i][k][m] (filter group i, patch k, image m), the labels, β and ε.
+// padding, whether the filters have biases, the pooling ("avg" or "max"),
+// the groups' patterns Signs[i][k][m] (filter group i, patch k, image m;
+// max pooling: Signs[i][0][m] and the winners Argmax[i][m]), the labels,
+// the loss, β and ε.
 type CVXOPTRobustCNNInput struct {
-	X     [][]float64 `json:"X"`
-	Y     []float64   `json:"y"`
-	Shape [3]int      `json:"shape"`
-	Conv  [3]int      `json:"conv"`
-	Bias  bool        `json:"bias"`
-	Loss  string      `json:"loss"`
-	Signs [][][]bool  `json:"signs"`
-	Beta  float64     `json:"beta"`
-	Eps   float64     `json:"eps"`
+	Pool   string      `json:"pool"`
+	Argmax [][]int     `json:"argmax,omitempty"`
+	X      [][]float64 `json:"X"`
+	Y      []float64   `json:"y"`
+	Shape  [3]int      `json:"shape"`
+	Conv   [3]int      `json:"conv"`
+	Bias   bool        `json:"bias"`
+	Loss   string      `json:"loss"`
+	Signs  [][][]bool  `json:"signs"`
+	Beta   float64     `json:"beta"`
+	Eps    float64     `json:"eps"`
 }
 
 // CVXOPTRobustCNN solves the robust CNN program with the oracle and returns

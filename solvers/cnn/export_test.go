@@ -1,0 +1,16 @@
+package cnn
+
+// RobustBound exposes robustForm.bound to the tests: the certified lower
+// bound of p's robust program at radius eps from the multipliers z (any z),
+// and the number of rows z must have.
+func RobustBound(p *Problem, eps float64, z []float64) (float64, int, error) {
+	fm, err := newRobustForm(p, eps)
+	if err != nil {
+		return 0, 0, err
+	}
+	rows, _ := fm.g.Dims()
+	if z == nil {
+		return 0, rows, nil
+	}
+	return fm.bound(z), rows, nil
+}
