@@ -212,7 +212,6 @@ func runOracle(t *testing.T, mode string, in any, out any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile("/tmp/oracle_in_"+mode+".json", js, 0o644) // DEBUG
 	cmd := exec.Command(Python, "-c", oracleScript, mode)
 	// One BLAS thread: the oracle's programs are small, and OpenBLAS's
 	// threads spin on them (measured: the certify tests' 800 programs took
