@@ -36,15 +36,20 @@ lint: setup
 # real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); beside
 # them, the numerical packages again without the race detector and with
 # gonum's pure-Go BLAS: the slowest convergence checks run in full only there
-# (under -race they run a subset, see solvers/race_on_test.go). The two runs
-# go side by side (the notebooks' run is the long one and leaves a core
-# idle much of the time); the second's output follows the first's, and the
-# target fails if either does.
+# (under -race they run a subset, see solvers/race_on_test.go). The numerical
+# packages that start no goroutine (RACE_FREE: checked by
+# build/requirements_test.go) run only there: the race detector has nothing
+# to find in them and made them the race run's longest minutes. The two
+# runs go side by side (the notebooks' run is the long one and leaves a
+# core idle much of the time); the second's output follows the first's, and
+# the target fails if either does.
+RACE_FREE := solvers/certify solvers/scp solvers/general solvers/cnn solvers/backprop solvers/batchnorm solvers/twohidden
 test: lint
 	@mkdir -p out; \
 	( go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/... > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \
-	echo 'CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...'; \
-	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" ./...; race=$$?; \
+	race_pkgs=$$(go list ./... | grep -v -x -F $(foreach p,$(RACE_FREE),-e github.com/convexnn/convexnn/$(p))); \
+	echo 'CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" (every package but $(RACE_FREE))'; \
+	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" $$race_pkgs; race=$$?; \
 	wait; \
 	echo "numerical checks without the race detector, pure-Go BLAS (run beside the above):"; \
 	echo "go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/..."; \
