@@ -116,6 +116,12 @@ type ADMM struct {
 	gu, gup               []float64 // M
 	ow, owp, os, osp      []float64 // the second block before the step
 	res                   Residuals
+	// Scratch of Step, so that it allocates nothing: a group's worth (the
+	// largest), N, N, M, n, and vector views of q and rhs per group and of
+	// pv and rhs whole.
+	tg, ft, dn, dm, fp []float64
+	qv, rv             []*mat.VecDense
+	pvv, rhsv          *mat.VecDense
 }
 
 // Residuals are ADMM's primal and dual residuals after a step and its
@@ -153,6 +159,17 @@ func New(p *Program, o Options, st *State) (*ADMM, error) {
 	a.b, a.bp, a.q, a.pv, a.rhs, a.fy = v(nv), v(nv), v(nv), v(nv), v(nv), v(n)
 	a.gu, a.gup = v(m), v(m)
 	a.ow, a.owp, a.os, a.osp = v(nv), v(nv), v(m), v(m)
+	big := 0
+	for _, g := range p.Groups {
+		big = max(big, g.Size)
+	}
+	a.tg, a.ft, a.dn, a.dm, a.fp = v(big), v(nv), v(nv), v(m), v(n)
+	for g := range p.Groups {
+		o, e := a.lay.off[g], a.lay.off[g+1]
+		a.qv = append(a.qv, mat.NewVecDense(e-o, a.q[o:e]))
+		a.rv = append(a.rv, mat.NewVecDense(e-o, a.rhs[o:e]))
+	}
+	a.pvv, a.rhsv = mat.NewVecDense(nv, a.pv), mat.NewVecDense(nv, a.rhs)
 	if err := a.factor(); err != nil {
 		return nil, err
 	}
@@ -290,7 +307,7 @@ func (a *ADMM) addGT(out, y []float64) {
 			continue
 		}
 		o := out[a.lay.off[g]:a.lay.off[g+1]]
-		t := make([]float64, len(o))
+		t := a.tg[:len(o)]
 		gr.G.ApplyT(t, y[a.lay.roff[g]:a.lay.roff[g+1]])
 		floats.AddScaled(o, a.gs[g], t)
 	}
@@ -299,7 +316,7 @@ func (a *ADMM) addGT(out, y []float64) {
 // rhsOf sets b = w − λ + Gᵀ(s − ν).
 func (a *ADMM) rhsOf(b, w, lam, s, nu []float64) {
 	floats.SubTo(b, w, lam)
-	d := make([]float64, len(s))
+	d := a.dm[:len(s)]
 	floats.SubTo(d, s, nu)
 	a.addGT(b, d)
 }
@@ -314,9 +331,7 @@ func (a *ADMM) Step() {
 	// q = A⁻¹(b + b′), block by block.
 	floats.AddTo(a.rhs, a.b, a.bp)
 	for g := range p.Groups {
-		o, e := a.lay.off[g], a.lay.off[g+1]
-		x := mat.NewVecDense(e-o, a.q[o:e])
-		if err := a.ga[g].SolveVecTo(x, mat.NewVecDense(e-o, a.rhs[o:e])); err != nil {
+		if err := a.ga[g].SolveVecTo(a.qv[g], a.rv[g]); err != nil {
 			panic(err) // the factor is positive definite
 		}
 	}
@@ -326,11 +341,10 @@ func (a *ADMM) Step() {
 	} else {
 		copy(a.fy, p.Y)
 	}
-	ft := make([]float64, a.nv)
-	p.F.ApplyT(ft, a.fy)
+	p.F.ApplyT(a.ft, a.fy)
 	floats.SubTo(a.rhs, a.b, a.bp)
-	floats.AddScaled(a.rhs, a.c, ft)
-	if err := a.mf.SolveVecTo(mat.NewVecDense(a.nv, a.pv), mat.NewVecDense(a.nv, a.rhs)); err != nil {
+	floats.AddScaled(a.rhs, a.c, a.ft)
+	if err := a.mf.SolveVecTo(a.pvv, a.rhsv); err != nil {
 		panic(err)
 	}
 	for i := range st.U {
@@ -359,7 +373,7 @@ func (a *ADMM) Step() {
 	}
 	var splitR float64
 	if a.split {
-		fp := make([]float64, a.n)
+		fp := a.fp
 		p.F.Apply(fp, a.pv)
 		for k := range fp {
 			v := fp[k] + st.Mu[k]
@@ -452,8 +466,7 @@ func (a *ADMM) residuals(splitR float64) {
 	r2 += splitR
 	// Dual residual ρ·(Δw + GᵀΔs) for both halves; dual scale ρ(λ + Gᵀν).
 	var s2, y2 float64
-	dw := make([]float64, a.nv)
-	ds := make([]float64, a.m)
+	dw, ds := a.dn, a.dm
 	for _, t := range []struct{ w, ow, s, os, lam, nu []float64 }{{st.W, a.ow, st.S, a.os, st.Lam, st.Nu}, {st.Wp, a.owp, st.Sp, a.osp, st.Lamp, st.Nup}} {
 		floats.SubTo(dw, t.w, t.ow)
 		floats.SubTo(ds, t.s, t.os)

@@ -310,3 +310,24 @@ func TestInteriorPointMatchesTwoLayer(t *testing.T) {
 		}
 	}
 }
+
+// An ADMM step allocates nothing (the house style's allocation-free inner
+// loop), for the closed-form squared update and the loss split alike, with
+// equilibration, over two-layer programs (F as Blocks, G as Matrix).
+func TestStepAllocatesNothing(t *testing.T) {
+	for _, loss := range []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.LogisticLoss} {
+		p := instance(t, loss, 3, 20, 3, 3)
+		gp, err := general.TwoLayer(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := general.New(gp, general.Options{Equilibrate: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Step()
+		if n := testing.AllocsPerRun(20, a.Step); n != 0 {
+			t.Errorf("%v: %v allocations per step", loss, n)
+		}
+	}
+}

@@ -16,7 +16,7 @@ func TwoLayer(p *solvers.Program) (*Program, error) {
 		return nil, err
 	}
 	n, d, np := p.Dims()
-	f := &patternSum{x: p.X.RawMatrix(), masks: make([][]float64, np), n: n, d: d}
+	f := &patternSum{x: p.X.RawMatrix(), masks: make([][]float64, np), n: n, d: d, tmp: make([]float64, n)}
 	gp := &Program{F: f, Y: p.Y, Loss: p.Loss, Beta: p.Beta}
 	for i, di := range p.D {
 		mask, sign := make([]float64, n), make([]float64, n)
@@ -39,18 +39,20 @@ func TwoLayerWeights(p *solvers.Program, w, wp []float64) solvers.Weights {
 	return solvers.Weights{V: mat.NewDense(np, d, append([]float64(nil), w...)), W: mat.NewDense(np, d, append([]float64(nil), wp...))}
 }
 
-// patternSum is F = [D_1X … D_PX]: Fw = Σ_i D_i X w_i.
+// patternSum is F = [D_1X … D_PX]: Fw = Σ_i D_i X w_i. Its products use
+// tmp (n) as scratch: not safe for concurrent use, like signedRows.
 type patternSum struct {
 	x     blas64.General
 	masks [][]float64
 	n, d  int
+	tmp   []float64
 }
 
 func (f *patternSum) Dims() (int, int) { return f.n, f.d * len(f.masks) }
 
 func (f *patternSum) Apply(dst, w []float64) {
 	clear(dst)
-	t := make([]float64, f.n)
+	t := f.tmp
 	for i, m := range f.masks {
 		blas64.Gemv(blas.NoTrans, 1, f.x, blas64.Vector{N: f.d, Inc: 1, Data: w[i*f.d : (i+1)*f.d]}, 0, blas64.Vector{N: f.n, Inc: 1, Data: t})
 		for k, on := range m {
@@ -60,7 +62,7 @@ func (f *patternSum) Apply(dst, w []float64) {
 }
 
 func (f *patternSum) ApplyT(dst, y []float64) {
-	t := make([]float64, f.n)
+	t := f.tmp
 	for i, m := range f.masks {
 		for k, on := range m {
 			t[k] = on * y[k]
