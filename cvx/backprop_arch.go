@@ -16,6 +16,10 @@ import (
 // (TwoHidden, each with the problem's first-layer width, projected onto
 // the unit ball). It returns the network and its training objective, the
 // same objective the convex program's recovered network is measured by.
+// On a robust Conv problem (Robust(ε, LInf)) it trains by GD-PGD
+// (backprop.AdversarialCNN: every step attacks every image with 10 PGD
+// steps in the ε-ball first), and the objective returned is the standard
+// one on the clean images.
 func BackpropArchitecture(ctx context.Context, p *Problem, width, epochs int, lr float64, seed uint64) (Predictor, float64, error) {
 	if err := p.Err(); err != nil {
 		return nil, 0, err
@@ -54,6 +58,15 @@ func BackpropArchitecture(ctx context.Context, p *Problem, width, epochs int, lr
 			net := cm.Network()
 			obj, err := net.Objective(p.x, y, loss, p.beta)
 			return net, obj, err
+		}
+		if p.robust() {
+			if p.Perturbation().Norm != solvers.LInf {
+				return nil, 0, errors.New("cvx: BackpropArchitecture: GD-PGD on a CNN attacks in the ℓ∞ ball (Robust(ε, cvx.LInf))")
+			}
+			if _, err := backprop.AdversarialCNN(ctx, cm, p.x, p.Perturbation().Eps, 10, lr, epochs); err != nil {
+				return nil, 0, fmt.Errorf("cvx: BackpropArchitecture: %w", err)
+			}
+			return result()
 		}
 	case p.twoHidden > 0:
 		tm, err := backprop.NewTwoHiddenModel(p.design(), y, loss, p.beta, width, p.twoHidden, seed)

@@ -1,11 +1,14 @@
 package cvx
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/cnn"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -120,5 +123,40 @@ func TestConvProblem(t *testing.T) {
 	r := Start("fista-cnn", Classify(x, y).Conv(s, 2, 1).SampleNeurons(3, 1), FISTA{})
 	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "not a CNN") {
 		t.Errorf("FISTA on a CNN problem: %v", err)
+	}
+}
+
+// BackpropArchitecture on a robust Conv problem trains by GD-PGD: its
+// network's mean PGD hinge loss on the training images is below that of
+// the standard back-prop network of the same width, seed and steps.
+func TestBackpropArchitectureGDPGD(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(16, s, 2)
+	const eps = 0.05
+	n, _ := x.Dims()
+	var means []float64
+	for _, p := range []*Problem{
+		Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 2, 2),
+		Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 2, 2).Robust(eps, LInf),
+	} {
+		net, _, err := BackpropArchitecture(context.Background(), p, 6, 200, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mean float64
+		for m := 0; m < n; m++ {
+			l, err := net.(*cnn.Network).PGD(x.RawRowView(m), y[m], eps, 20, solvers.HingeLoss)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean += l / float64(n)
+		}
+		means = append(means, mean)
+	}
+	if !(means[1] < means[0]) {
+		t.Errorf("mean PGD hinge loss at ε = %g: GD-PGD %.4f, standard back-prop %.4f", eps, means[1], means[0])
+	}
+	if _, _, err := BackpropArchitecture(context.Background(), Classify(x, y).Hinge().Conv(s, 2, 2).Robust(eps, L2), 3, 10, 0, 1); err == nil || !strings.Contains(err.Error(), "ℓ∞") {
+		t.Errorf("GD-PGD in the ℓ2 ball: %v", err)
 	}
 }

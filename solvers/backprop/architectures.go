@@ -36,20 +36,76 @@ func Minimize(ctx context.Context, m Model, lr float64, epochs int) ([]float64, 
 	if !(lr > 0) || epochs < 0 {
 		return nil, fmt.Errorf("backprop: Minimize(learning rate %v, %d epochs): need lr > 0 and epochs ≥ 0", lr, epochs)
 	}
-	theta := m.Params()
-	g, mo, v := make([]float64, len(theta)), make([]float64, len(theta)), make([]float64, len(theta))
+	a := newAdam(m, lr)
 	var hist []float64
 	for t := 1; t <= epochs; t++ {
 		if err := ctx.Err(); err != nil {
 			return hist, err
 		}
-		hist = append(hist, m.Objective(g))
-		adamUpdate(theta, g, mo, v, lr, 1-math.Pow(adamBeta1, float64(t)), 1-math.Pow(adamBeta2, float64(t)))
-		if p, ok := m.(projector); ok {
-			p.project()
-		}
+		hist = append(hist, a.step())
 	}
-	return append(hist, m.Objective(g)), nil
+	return append(hist, m.Objective(a.g)), nil
+}
+
+// adam is full-batch Adam on a Model: its moments and step count.
+type adam struct {
+	m        Model
+	lr       float64
+	t        int
+	g, mo, v []float64
+}
+
+func newAdam(m Model, lr float64) *adam {
+	k := len(m.Params())
+	return &adam{m: m, lr: lr, g: make([]float64, k), mo: make([]float64, k), v: make([]float64, k)}
+}
+
+// step evaluates the objective and its gradient, takes one Adam step (then
+// the model's projection) and returns the objective before the step.
+func (a *adam) step() float64 {
+	a.t++
+	obj := a.m.Objective(a.g)
+	adamUpdate(a.m.Params(), a.g, a.mo, a.v, a.lr, 1-math.Pow(adamBeta1, float64(a.t)), 1-math.Pow(adamBeta2, float64(a.t)))
+	if p, ok := a.m.(projector); ok {
+		p.project()
+	}
+	return obj
+}
+
+// AdversarialCNN trains the CNN by GD-PGD, the paper's adversarial
+// training baseline (section "Convex Adversarial Training"), on the images
+// x (rows, CHW) of the model: each of epochs steps attacks every image
+// with PGD against the current network (cnn.Network.Attack: ‖δ‖_∞ ≤ eps,
+// pgdSteps steps), then takes one full-batch Adam step (learning rate lr)
+// on the perturbed images. It returns the objective on the perturbed
+// images before each step; ctx stops it between steps. The model's images
+// are x's perturbations afterwards (SetImages(x) restores them).
+func AdversarialCNN(ctx context.Context, c *CNNModel, x *mat.Dense, eps float64, pgdSteps int, lr float64, epochs int) ([]float64, error) {
+	if !(lr > 0) || epochs < 0 || !(eps >= 0) || math.IsInf(eps, 0) || pgdSteps < 0 {
+		return nil, fmt.Errorf("backprop: AdversarialCNN(ε %v, %d PGD steps, learning rate %v, %d epochs): need ε, steps, epochs ≥ 0 and lr > 0", eps, pgdSteps, lr, epochs)
+	}
+	n, d := x.Dims()
+	adv := mat.NewDense(n, d, nil)
+	a := newAdam(c, lr)
+	var hist []float64
+	for t := 1; t <= epochs; t++ {
+		if err := ctx.Err(); err != nil {
+			return hist, err
+		}
+		net := c.Network()
+		for i := 0; i < n; i++ {
+			z, _, err := net.Attack(x.RawRowView(i), c.Y[i], eps, pgdSteps, c.Loss)
+			if err != nil {
+				return hist, fmt.Errorf("backprop: AdversarialCNN: image %d: %w", i, err)
+			}
+			copy(adv.RawRowView(i), z)
+		}
+		if err := c.SetImages(adv); err != nil {
+			return hist, err
+		}
+		hist = append(hist, a.step())
+	}
+	return hist, nil
 }
 
 // lossSlopes sets s = ∂ℓ/∂ŷ (the mean losses' 1/n included; the hinge's
@@ -238,6 +294,21 @@ func NewCNNModel(x *mat.Dense, y []float64, s cnn.Shape, cv cnn.Conv, pool cnn.P
 
 // Params returns U and α as one vector.
 func (c *CNNModel) Params() []float64 { return c.p }
+
+// SetImages replaces the model's training images by x (as many, of the same
+// shape), keeping its labels and weights.
+func (c *CNNModel) SetImages(x *mat.Dense) error {
+	n, _ := c.patches[0].Dims()
+	if r, _ := x.Dims(); r != n {
+		return fmt.Errorf("backprop: %d images for a CNN model of %d", r, n)
+	}
+	pt, err := cnn.Patches(x, c.net.Shape, c.net.Conv)
+	if err != nil {
+		return err
+	}
+	c.patches = pt
+	return nil
+}
 
 // Network returns a copy of the current CNN.
 func (c *CNNModel) Network() *cnn.Network {

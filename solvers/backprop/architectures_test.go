@@ -290,3 +290,72 @@ func TestTwoHiddenExactBelowBackprop(t *testing.T) {
 		t.Errorf("30 points, m1 = 3: %v", err)
 	}
 }
+
+// GD-PGD for CNNs: at ε = 0 it takes exactly Minimize's steps; at ε > 0 its
+// network's mean PGD loss on the training images ends below that of the
+// same CNN trained without attacks, for both poolings; bad input is refused.
+func TestAdversarialCNN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	shape := cnn.Shape{C: 1, H: 4, W: 4}
+	n := 16
+	x := mat.NewDense(n, 16, nil)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		row := x.RawRowView(k)
+		for l := range row {
+			row[l] = rng.Float64()
+		}
+		y[k] = math.Copysign(1, row[0]+row[15]-1+0.1*rng.NormFloat64())
+	}
+	conv := cnn.Conv{Size: 2, Stride: 2, Bias: true}
+	for _, pool := range []cnn.Pooling{cnn.AvgPool, cnn.MaxPool} {
+		std, _ := backprop.NewCNNModel(x, y, shape, conv, pool, solvers.HingeLoss, 1e-3, 6, 1)
+		zero, _ := backprop.NewCNNModel(x, y, shape, conv, pool, solvers.HingeLoss, 1e-3, 6, 1)
+		hs, err := backprop.Minimize(context.Background(), std, 0.02, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hz, err := backprop.AdversarialCNN(context.Background(), zero, x, 0, 5, 0.02, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range hz {
+			if hz[i] != hs[i] {
+				t.Fatalf("%v: at ε = 0 step %d has objective %v, Minimize %v", pool, i, hz[i], hs[i])
+			}
+		}
+		const eps = 0.05
+		adv, _ := backprop.NewCNNModel(x, y, shape, conv, pool, solvers.HingeLoss, 1e-3, 6, 1)
+		std, _ = backprop.NewCNNModel(x, y, shape, conv, pool, solvers.HingeLoss, 1e-3, 6, 1)
+		if _, err := backprop.Minimize(context.Background(), std, 0.02, 300); err != nil {
+			t.Fatal(err)
+		}
+		ha, err := backprop.AdversarialCNN(context.Background(), adv, x, eps, 5, 0.02, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean := func(net *cnn.Network) float64 {
+			var s float64
+			for k := 0; k < n; k++ {
+				l, err := net.PGD(x.RawRowView(k), y[k], eps, 20, solvers.HingeLoss)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s += l / float64(n)
+			}
+			return s
+		}
+		ms, ma := mean(std.Network()), mean(adv.Network())
+		if !(ma < ms) || !(ha[len(ha)-1] < ha[0]) {
+			t.Errorf("%v: mean PGD hinge loss %.4f after GD-PGD, %.4f after standard training; GD-PGD objective %.4f → %.4f", pool, ma, ms, ha[0], ha[len(ha)-1])
+		}
+		t.Logf("%v: mean PGD hinge loss at ε = %g: GD-PGD %.4f, standard %.4f", pool, eps, ma, ms)
+	}
+	m, _ := backprop.NewCNNModel(x, y, shape, conv, cnn.AvgPool, solvers.HingeLoss, 1e-3, 6, 1)
+	if _, err := backprop.AdversarialCNN(context.Background(), m, x, math.NaN(), 5, 0.02, 10); err == nil || !strings.Contains(err.Error(), "need ε") {
+		t.Errorf("ε = NaN: %v", err)
+	}
+	if err := m.SetImages(mat.NewDense(3, 16, nil)); err == nil || !strings.Contains(err.Error(), "3 images") {
+		t.Errorf("SetImages with 3 images: %v", err)
+	}
+}

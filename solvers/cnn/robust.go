@@ -912,17 +912,27 @@ func (p *Problem) RobustViolation(eps float64, w, wp []float64) float64 {
 // loss (hinge max(0, 1 − y f(x + δ)), squared ½(f(x + δ) − y)², BCE and
 // logistic log(1 + e^{c f(x + δ)}) with c from Loss.MarginScale) over
 // ‖δ‖_∞ ≤ eps (steps of eps/4, from δ = 0 and from the corner the
-// gradient points to), and returns the largest loss found.
+// gradient points to), and returns the largest loss found (Attack).
 func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Loss) (float64, error) {
+	_, worst, err := net.Attack(x, y, eps, steps, loss)
+	return worst, err
+}
+
+// Attack is PGD's search (see PGD); it returns the perturbed image with
+// the largest loss found, and that loss.
+func (net *Network) Attack(x []float64, y, eps float64, steps int, loss solvers.Loss) ([]float64, float64, error) {
 	if loss < solvers.SquaredLoss || loss > solvers.LogisticLoss {
-		return 0, fmt.Errorf("cnn: PGD attacks the squared, hinge, BCE and logistic losses, not %v", loss)
+		return nil, 0, fmt.Errorf("cnn: PGD attacks the squared, hinge, BCE and logistic losses, not %v", loss)
 	}
 	if !loss.ValidLabel(y) {
-		return 0, fmt.Errorf("cnn: label %v: the %v loss needs labels %s", y, loss, loss.Labels())
+		return nil, 0, fmt.Errorf("cnn: label %v: the %v loss needs labels %s", y, loss, loss.Labels())
+	}
+	if !(eps >= 0) || math.IsInf(eps, 0) || steps < 0 {
+		return nil, 0, fmt.Errorf("cnn: PGD(ε = %v, %d steps): need a finite ε ≥ 0 and steps ≥ 0", eps, steps)
 	}
 	d := len(x)
 	if d != net.Shape.C*net.Shape.H*net.Shape.W {
-		return 0, fmt.Errorf("cnn: image has %d entries, the network's shape %d", d, net.Shape.C*net.Shape.H*net.Shape.W)
+		return nil, 0, fmt.Errorf("cnn: image has %d entries, the network's shape %d", d, net.Shape.C*net.Shape.H*net.Shape.W)
 	}
 	eval := func(z []float64) (float64, []float64, error) {
 		out, err := net.Predict(mat.NewDense(1, d, z))
@@ -943,13 +953,13 @@ func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Los
 		c := loss.MarginScale(y)
 		return solvers.Softplus(c * fz), c
 	}
-	best := 0.0
+	best, arg := math.Inf(-1), append([]float64(nil), x...)
 	for _, start := range []bool{false, true} {
 		z := append([]float64(nil), x...)
 		if start {
 			fz, g, err := eval(z)
 			if err != nil {
-				return 0, err
+				return nil, 0, err
 			}
 			_, s := lossAt(fz)
 			for i := range z {
@@ -959,17 +969,20 @@ func (net *Network) PGD(x []float64, y, eps float64, steps int, loss solvers.Los
 		for it := 0; it <= steps; it++ {
 			fz, g, err := eval(z)
 			if err != nil {
-				return 0, err
+				return nil, 0, err
 			}
 			l, s := lossAt(fz)
-			best = math.Max(best, l)
+			if l > best {
+				best = l
+				copy(arg, z)
+			}
 			for i := range z {
 				z[i] += eps / 4 * math.Copysign(1, s*g[i])
 				z[i] = math.Min(x[i]+eps, math.Max(x[i]-eps, z[i]))
 			}
 		}
 	}
-	return best, nil
+	return arg, best, nil
 }
 
 // inputGradient returns ∂f/∂x at the image z (a subgradient at kinks).
