@@ -138,7 +138,9 @@ var minCharts = map[string]int{
 	"08-adversarial-regression.ipynb":    4,
 	"09-cifar-adversarial.ipynb":         6,
 	"10-admm-tables.ipynb":               8,
-	"11-architectures.ipynb":             7,
+	"11-batchnorm.ipynb":                 2,
+	"12-two-hidden-layer.ipynb":          1,
+	"13-cnn.ipynb":                       6,
 	"datasets.ipynb":                     7,
 }
 
