@@ -253,8 +253,8 @@ func (a ADMM) openGeneral(p *Problem, saved json.RawMessage) (engine, error) {
 	if p.robust() {
 		return nil, errors.New("cvx: robust CNN training is solved by cvx.Solve (its dense interior-point program), not ADMM")
 	}
-	if a.Inner != AutoInner || a.Relax != 0 || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
-		return nil, errors.New("cvx: ADMM on a CNN or two-hidden-layer problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Tol, Gap and CertifyEvery")
+	if a.Inner != AutoInner || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
+		return nil, errors.New("cvx: ADMM on a CNN or two-hidden-layer problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Relax, Tol, Gap and CertifyEvery")
 	}
 	if a.Rho < 0 || a.Tol < 0 || math.IsNaN(a.Rho) || math.IsNaN(a.Tol) || !(a.Gap >= 0 && a.Gap < 1) {
 		return nil, fmt.Errorf("cvx: ADMM{Rho: %v, Tol: %v, Gap: %v}: need ρ, Tol ≥ 0 and 0 ≤ Gap < 1", a.Rho, a.Tol, a.Gap)
@@ -271,7 +271,7 @@ func (a ADMM) openGeneral(p *Problem, saved json.RawMessage) (engine, error) {
 			return nil, err
 		}
 	}
-	solver, err := general.New(gp, general.Options{Rho: a.Rho, AbsTol: a.Tol, RelTol: a.Tol, Equilibrate: true}, st)
+	solver, err := general.New(gp, general.Options{Rho: a.Rho, AbsTol: a.Tol, RelTol: a.Tol, Equilibrate: true, Relax: a.Relax}, st)
 	if err != nil {
 		return nil, err
 	}

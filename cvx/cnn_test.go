@@ -52,6 +52,16 @@ func TestConvProblem(t *testing.T) {
 		if _, err := FiltersFigure(sol.CNN); err != nil {
 			t.Fatal(err)
 		}
+		relaxed := Start("relaxed-"+pool, prob(), ADMM{CertifyEvery: 10, Relax: 1.8})
+		relaxed.Quiet = true
+		if err := relaxed.Iterate(20); err != nil {
+			t.Fatalf("%s: relaxed general ADMM: %v", pool, err)
+		}
+		for _, pt := range relaxed.History() {
+			if pt.Certified && pt.Lower > sol.Upper+1e-9 {
+				t.Errorf("%s: relaxed general ADMM's lower bound %v at iteration %d above the optimum %v", pool, pt.Lower, pt.Iter, sol.Upper)
+			}
+		}
 		whole := Start("whole-"+pool, prob(), ADMM{CertifyEvery: 10})
 		whole.Quiet = true
 		if err := whole.Iterate(40); err != nil {

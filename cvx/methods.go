@@ -119,7 +119,8 @@ type ADMM struct {
 	// (admm.Options.Relax): 0 or 1 means none, the paper's ADMM; 1.5–1.8
 	// often converges faster (docs/performance.md). It needs γ_a = ρ
 	// (Gamma 0 or Rho). Split and the robust ADMM over-relax with their own
-	// fixed α = 1.6.
+	// fixed α = 1.6. On CNN and two-hidden-layer problems it is the general
+	// ADMM's over-relaxation (general.Options.Relax), every loss.
 	Relax float64
 	// Route selects how ClosedForm and Split solve their linear system
 	// (admm.Route): Woodbury or Direct factor it once (exact solves; the

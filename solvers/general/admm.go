@@ -33,9 +33,20 @@ type Options struct {
 	// filters, stride 2, 8 patterns, hinge loss: a certified gap of 0.59
 	// after 3000 steps without, see the tests and docs/performance.md).
 	Equilibrate bool
+	// Relax is the over-relaxation α ∈ (0, 2) of Boyd et al. (§3.4.3): the
+	// second block and the duals see αu + (1 − α)w (and αGu + (1 − α)s,
+	// αFp + (1 − α)ŷ) in place of u (Gu, Fp); 0 means 1, no relaxation,
+	// the paper's ADMM.
+	Relax float64
 }
 
 func (o Options) resolve(loss solvers.Loss) (Options, error) {
+	if math.IsNaN(o.Relax) || o.Relax < 0 || o.Relax >= 2 {
+		return o, fmt.Errorf("general: ADMM relaxation %v, need 0 < α < 2 (0: 1, none)", o.Relax)
+	}
+	if o.Relax == 0 {
+		o.Relax = 1
+	}
 	for _, v := range []float64{o.Rho, o.AbsTol, o.RelTol} {
 		if math.IsNaN(v) || v < 0 || math.IsInf(v, 0) {
 			return o, fmt.Errorf("general: ADMM option %v, need a finite value ≥ 0 (0: default)", v)
@@ -358,17 +369,24 @@ func (a *ADMM) Step() {
 	a.applyG(a.gu, st.U)
 	a.applyG(a.gup, st.Up)
 	beta := p.Beta / rho
-	for _, t := range []struct{ u, w, lam, gu, s, nu []float64 }{{st.U, st.W, st.Lam, a.gu, st.S, st.Nu}, {st.Up, st.Wp, st.Lamp, a.gup, st.Sp, st.Nup}} {
-		floats.AddTo(t.w, t.u, t.lam)
+	al := a.Options.Relax
+	for _, t := range []struct{ u, w, lam, gu, s, nu, uh []float64 }{{st.U, st.W, st.Lam, a.gu, st.S, st.Nu, a.dn}, {st.Up, st.Wp, st.Lamp, a.gup, st.Sp, st.Nup, a.dn}} {
+		// û = αu + (1 − α)w and ĝ = αGu + (1 − α)s from the old w, s.
+		uh := t.uh
+		for i := range uh {
+			uh[i] = al*t.u[i] + (1-al)*t.w[i]
+		}
+		floats.AddTo(t.w, uh, t.lam)
 		for g := range p.Groups {
 			shrink(t.w[a.lay.off[g]:a.lay.off[g+1]], beta)
 		}
 		for i := range t.s {
-			t.s[i] = math.Max(0, t.gu[i]+t.nu[i])
-			t.nu[i] += t.gu[i] - t.s[i]
+			gh := al*t.gu[i] + (1-al)*t.s[i]
+			t.s[i] = math.Max(0, gh+t.nu[i])
+			t.nu[i] += gh - t.s[i]
 		}
 		for i := range t.lam {
-			t.lam[i] += t.u[i] - t.w[i]
+			t.lam[i] += uh[i] - t.w[i]
 		}
 	}
 	var splitR float64
@@ -376,10 +394,10 @@ func (a *ADMM) Step() {
 		fp := a.fp
 		p.F.Apply(fp, a.pv)
 		for k := range fp {
-			v := fp[k] + st.Mu[k]
-			st.Yhat[k] = prox(p.Loss, p.Y[k], v, rho, a.n)
+			fh := al*fp[k] + (1-al)*st.Yhat[k]
+			st.Yhat[k] = prox(p.Loss, p.Y[k], fh+st.Mu[k], rho, a.n)
+			st.Mu[k] += fh - st.Yhat[k]
 			r := fp[k] - st.Yhat[k]
-			st.Mu[k] += r
 			splitR += r * r
 		}
 	}

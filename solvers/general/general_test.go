@@ -128,7 +128,7 @@ func TestBoundEnclosesTheOptimum(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Odd trials run on equilibrated constraints (the same program).
-		a, err := general.New(gp, general.Options{Equilibrate: trial%2 == 1}, nil)
+		a, err := general.New(gp, general.Options{Equilibrate: trial%2 == 1, Relax: []float64{0, 1.8}[trial/2%2]}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,6 +270,9 @@ func TestBadInput(t *testing.T) {
 		if _, err := general.New(c.p, general.Options{}, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
+	}
+	if _, err := general.New(gp, general.Options{Relax: 2}, nil); err == nil || !strings.Contains(err.Error(), "0 < α < 2") {
+		t.Errorf("relaxation 2: %v", err)
 	}
 	if _, err := general.New(gp, general.Options{Rho: math.NaN()}, nil); err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("ρ = NaN: %v", err)
