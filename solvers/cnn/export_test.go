@@ -14,3 +14,7 @@ func RobustBound(p *Problem, eps float64, z []float64) (float64, int, error) {
 	}
 	return fm.bound(z), rows, nil
 }
+
+// RobustEpigraphs returns the number of shared epigraph variables of the
+// |g_mq| in p's robust program (gradKeys).
+func RobustEpigraphs(p *Problem, eps float64) int { return len(p.layout(eps).erep) }

@@ -251,3 +251,24 @@ func TestRobustNeedsBiasOnBlankPatches(t *testing.T) {
 		t.Errorf("robust objective without biases %.8f (want 1, the zero network), with biases %.8f (want below 1)", objs[0], objs[1])
 	}
 }
+
+// The epigraphs of the |g_mq| are shared by the images whose gradient
+// reads alike at pixel q: with P patterns and non-overlapping patches each
+// pixel has at most 2^P − 1 nonzero forms, however many images.
+func TestRobustEpigraphsStopGrowing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	shape := cnn.Shape{C: 1, H: 4, W: 4}
+	for _, n := range []int{10, 200} {
+		x, y := images(rng, n, shape, solvers.HingeLoss)
+		p, err := cnn.New(x, shape, cnn.Conv{Size: 2, Stride: 2}, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.SamplePatterns(2, 1); err != nil {
+			t.Fatal(err)
+		}
+		if e, most := cnn.RobustEpigraphs(p, 0.01), min(n, 3)*16; e > most || e < 1 {
+			t.Errorf("%d images: %d epigraph variables, want 1 to %d (n·pixels = %d)", n, e, most, n*16)
+		}
+	}
+}
