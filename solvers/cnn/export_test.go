@@ -17,4 +17,8 @@ func RobustBound(p *Problem, eps float64, z []float64) (float64, int, error) {
 
 // RobustEpigraphs returns the number of shared epigraph variables of the
 // |g_mq| in p's robust program (gradKeys).
-func RobustEpigraphs(p *Problem, eps float64) int { return len(p.layout(eps).erep) }
+func RobustEpigraphs(p *Problem, eps float64) int {
+	fm := p.layout(eps)
+	fm.placeEpigraphs()
+	return len(fm.erep)
+}

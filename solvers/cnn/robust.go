@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/ipm"
@@ -125,6 +126,9 @@ type winRow struct{ a, k, m, pair int }
 type overlap struct {
 	la, lk []int
 	off    int
+	// excl lists the filter entries of the pixels only one of the two
+	// patches reads (an entry twice if it reads such a pixel in both).
+	excl []int
 }
 
 // robustForm is SolveRobust's cone program and the bookkeeping that reads
@@ -164,6 +168,7 @@ type robustForm struct {
 // newRobustForm returns the robust program of p at radius eps.
 func newRobustForm(p *Problem, eps float64) (*robustForm, error) {
 	fm := p.layout(eps)
+	fm.placeEpigraphs()
 	if fm.nx > MaxRobustVariables {
 		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels)", fm.nx, MaxRobustVariables)
 	}
@@ -171,8 +176,9 @@ func newRobustForm(p *Problem, eps float64) (*robustForm, error) {
 	return fm, nil
 }
 
-// layout returns the robust program's terms, constraints, variables and
-// rows at radius eps, without its matrices.
+// layout returns the robust program's terms, constraints, and variables
+// and rows up to the gradient epigraphs (placeEpigraphs places the rest),
+// without its matrices.
 func (p *Problem) layout(eps float64) *robustForm {
 	n, _ := p.X.Dims()
 	fm := &robustForm{p: p, eps: eps, n: n, f: p.Filter(), np: len(p.Signs), nk: len(p.Patches),
@@ -227,10 +233,7 @@ func (p *Problem) layout(eps float64) *robustForm {
 	fm.ov, fm.ow, fm.ot = 0, np*f, 2*np*f
 	fm.oa, fm.ob = fm.ot+2*np, 3*np*f+2*np
 	fm.oz = 4*np*f + 2*np
-	fm.gradKeys()
 	fm.oe = fm.oz + n
-	fm.oo = fm.oe + len(fm.erep)
-	fm.nx = fm.oo + 2*fm.no
 	var nsign, nwin int
 	for i := range fm.signs {
 		nsign += len(fm.signs[i])
@@ -247,8 +250,17 @@ func (p *Problem) layout(eps float64) *robustForm {
 	fm.rOver = fm.rAbs + 4*np*f
 	fm.rLoss = fm.rOver + 4*fm.no
 	fm.rGrad = fm.rLoss + fm.lossRows*n
-	fm.orth = fm.rGrad + 2*len(fm.erep)
 	return fm
+}
+
+// placeEpigraphs shares the gradient epigraphs (gradKeys) and places what
+// follows them: the overlaps' variables and the second-order cones' rows.
+// Only the program needs them (RobustObjective and RobustViolation do not).
+func (fm *robustForm) placeEpigraphs() {
+	fm.gradKeys()
+	fm.oo = fm.oe + len(fm.erep)
+	fm.nx = fm.oo + 2*fm.no
+	fm.orth = fm.rGrad + 2*len(fm.erep)
 }
 
 // gradKeys shares the epigraph variables of the |g_mq|: g_mq depends on the
@@ -285,7 +297,10 @@ func (fm *robustForm) gradKeys() {
 			}
 			key = key[:0]
 			for _, e := range es {
-				key = fmt.Appendf(key, "%d,%d,%d;", e.i, e.k, e.l)
+				key = strconv.AppendInt(key, int64(e.i), 10)
+				key = strconv.AppendInt(append(key, ','), int64(e.k), 10)
+				key = strconv.AppendInt(append(key, ','), int64(e.l), 10)
+				key = append(key, ';')
 			}
 			if seen[q] == nil {
 				seen[q] = map[string]int{}
@@ -310,9 +325,21 @@ func (fm *robustForm) overlapOf(a, k int) overlap {
 		}
 	}
 	var o overlap
+	inK := map[int]bool{}
 	for l, q := range fm.pix[k] {
-		if la, ok := at[q]; ok && q >= 0 {
+		if q < 0 {
+			continue
+		}
+		inK[q] = true
+		if la, ok := at[q]; ok {
 			o.la, o.lk = append(o.la, la), append(o.lk, l)
+		} else {
+			o.excl = append(o.excl, l)
+		}
+	}
+	for l, q := range fm.pix[a] {
+		if q >= 0 && !inK[q] {
+			o.excl = append(o.excl, l)
 		}
 	}
 	return o
@@ -346,8 +373,10 @@ func (fm *robustForm) build() {
 				row := g.RawRowView(r)
 				floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], -1, p.Patches[wr.a].RawRowView(wr.m))
 				floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], 1, p.Patches[wr.k].RawRowView(wr.m))
-				fm.eachExclusive(wr.a, wr.k, func(l int) { row[hv[1]+i*f+l] += eps })
 				ov := fm.pairs[wr.pair]
+				for _, l := range ov.excl {
+					row[hv[1]+i*f+l] += eps
+				}
 				for t := range ov.la {
 					row[fm.oo+half*fm.no+ov.off+t] += eps
 				}
@@ -460,26 +489,6 @@ func (fm *robustForm) build() {
 	}
 }
 
-// eachExclusive calls fn with the filter entry of every pixel that only one
-// of the patches a and k reads (the entry in that patch).
-func (fm *robustForm) eachExclusive(a, k int, fn func(l int)) {
-	in := func(q, patch int) bool {
-		for _, x := range fm.pix[patch] {
-			if x == q {
-				return true
-			}
-		}
-		return false
-	}
-	for _, pq := range [2][2]int{{a, k}, {k, a}} {
-		for l, q := range fm.pix[pq[0]] {
-			if q >= 0 && !in(q, pq[1]) {
-				fn(l)
-			}
-		}
-	}
-}
-
 // addF adds a·f_m to the row: f_m = Σ_i Σ_terms w·x_kmᵀ(v_i − w_i).
 func (fm *robustForm) addF(row []float64, m int, a float64) {
 	f := fm.f
@@ -580,7 +589,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	out := &RobustResult{W: append([]float64(nil), res.X[fm.ov:fm.ov+f]...), Wp: append([]float64(nil), res.X[fm.ow:fm.ow+f]...),
 		Status: res.Status, Gap: res.Gap, Iterations: iters}
 	fm.restore(out.W, out.Wp)
-	out.Objective, out.PointLoss = p.RobustObjective(eps, out.W, out.Wp)
+	out.Objective, out.PointLoss = fm.objective(out.W, out.Wp)
 	out.Lower = fm.bound(res.Z)
 	out.Upper = out.Objective
 	out.CertifiedGap = (out.Upper - out.Lower) / math.Max(1e-300, math.Abs(out.Upper))
@@ -897,8 +906,10 @@ func (fm *robustForm) addRobustMultipliers(z []float64, half, i int, q, rad []fl
 		}
 		floats.AddScaled(q, -ga, p.Patches[wr.a].RawRowView(wr.m))
 		floats.AddScaled(q, ga, p.Patches[wr.k].RawRowView(wr.m))
-		fm.eachExclusive(wr.a, wr.k, func(l int) { rad[l] += eps * ga })
 		ov := fm.pairs[wr.pair]
+		for _, l := range ov.excl {
+			rad[l] += eps * ga
+		}
 		for t := range ov.la {
 			rr := fm.rOver + 2*(half*fm.no+ov.off+t)
 			zp, zn := math.Max(0, z[rr]), math.Max(0, z[rr+1])
@@ -916,7 +927,12 @@ func (fm *robustForm) addRobustMultipliers(z []float64, half, i int, q, rad []fl
 // and its per-image worst-case loss terms (hinge, BCE, logistic: before
 // the 1/n).
 func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64) {
-	fm := p.layout(eps)
+	return p.layout(eps).objective(w, wp)
+}
+
+// objective is RobustObjective on the layout's terms.
+func (fm *robustForm) objective(w, wp []float64) (float64, []float64) {
+	p, eps := fm.p, fm.eps
 	n, f := fm.n, fm.f
 	terms := make([]float64, n)
 	var total float64
