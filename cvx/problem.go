@@ -202,6 +202,8 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	case p.patterns > 0:
 		if p.robustP > 0 {
 			d, err = p.robustPatterns()
+		} else if p.bn {
+			d, err = batchnorm.SamplePatterns(p.x, p.patterns, p.patternSeed)
 		} else {
 			d, err = solvers.SamplePatterns(x, p.patterns, p.patternSeed, 0)
 		}
@@ -247,7 +249,8 @@ func (p *Problem) Data() (*mat.Dense, []float64) { return p.x, p.y }
 // hidden layer, eq. (BNregularizedtraining), through the convex program
 // eq. (BNregularizedtrainingconvex): the program of eq. (convex_general) on
 // the whitened data U′ = [U, 1/√n] of the compact SVD of the centred X
-// (solvers/batchnorm). Patterns are sampled on U′; every method solves it.
+// (solvers/batchnorm). Patterns are sampled in the input space
+// (batchnorm.SamplePatterns); every method solves it.
 // BN brings the shift, so Bias is refused with it, and so is robust
 // training (a perturbation of x is not a ball in the whitened features).
 // BatchNormNetwork turns a run's network into the BN network.

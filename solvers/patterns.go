@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -67,6 +68,25 @@ func (e *FewPatternsError) Error() string {
 // found together with a *FewPatternsError, so that a caller can proceed
 // knowingly.
 func SamplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, error) {
+	return samplePatterns(x, p, seed, maxDraws, false)
+}
+
+// SampleAnchoredPatterns is SamplePatterns for hyperplanes through the data:
+// it draws a_h ~ N(0, I_d) and an anchor k_h uniform in 1 … n, and keeps the
+// distinct patterns D_h = diag(1[(x_i − x_{k_h})ᵀa_h ≥ 0]), the patterns of
+// the affine maps x ↦ a_hᵀx + c_h whose hyperplane passes through a training
+// point (the anchor's own entry is 1). These are patterns of X with a bias
+// column, drawn with a different law: where the columns of X have very
+// different scales (or X is whitened, as in batch normalization's U′), a
+// Gaussian direction in the input space splits the data along its
+// directions of large variance, and the anchor puts each cut inside the
+// data rather than beside it. Seed, maxDraws, the prefix property and
+// *FewPatternsError are as for SamplePatterns.
+func SampleAnchoredPatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, error) {
+	return samplePatterns(x, p, seed, maxDraws, true)
+}
+
+func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored bool) (Patterns, error) {
 	if err := patCheckMatrix("X", x); err != nil {
 		return nil, err
 	}
@@ -106,6 +126,12 @@ func SamplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, e
 		gv := g.Slice(0, b, 0, d).(*mat.Dense)
 		zv := z.Slice(0, b, 0, n).(*mat.Dense)
 		zv.Mul(gv, x.T())
+		if anchored {
+			for j := 0; j < b; j++ {
+				row := zv.RawRowView(j)
+				floats.AddConst(-row[rng.IntN(n)], row)
+			}
+		}
 		for j := 0; j < b && len(out) < p; j++ {
 			draws++
 			patSignBits(bits, zv.RawRowView(j))

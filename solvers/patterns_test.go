@@ -539,6 +539,54 @@ func TestSamplePatterns(t *testing.T) {
 	}
 }
 
+func TestSampleAnchoredPatterns(t *testing.T) {
+	x := patGaussian(30, 2, 53)
+	a, err := SampleAnchoredPatterns(x, 40, 7, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := patSetOf(t, a, 30)
+	// Each is the pattern of an affine map, hence one of X's with a bias
+	// column, and has its anchor, at least, active.
+	exact, err := ExactPatterns(patWithBias(x), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := patSetOf(t, exact, 30)
+	for k := range sa {
+		if !se[k] {
+			t.Fatalf("anchored pattern %s is not a cell's pattern of [X, 1]", k)
+		}
+		if !strings.Contains(k, "1") {
+			t.Fatalf("anchored pattern %s has no active point", k)
+		}
+	}
+	b, err := SampleAnchoredPatterns(x, 10, 7, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		if patString(a[i]) != patString(b[i]) {
+			t.Fatalf("p = 10 is not a prefix of p = 40 at %d", i)
+		}
+	}
+	// Data far from the origin: Gaussian directions with a Gaussian bias
+	// hardly ever cut it, hyperplanes through a data point always do.
+	far := patWithBias(patGaussian(30, 2, 54))
+	for k := 0; k < 30; k++ {
+		far.Set(k, 0, far.At(k, 0)+100)
+		far.Set(k, 1, far.At(k, 1)+100)
+	}
+	plain, _ := SamplePatterns(far, 40, 1, 2000)
+	anch, err := SampleAnchoredPatterns(far.Slice(0, 30, 0, 2).(*mat.Dense), 40, 1, 2000)
+	if err != nil || len(plain) > 20 {
+		t.Errorf("far data: %d plain and %d anchored patterns in 2000 draws (error %v), want ≤ 20 and 40", len(plain), len(anch), err)
+	}
+	if _, err := SampleAnchoredPatterns(x, 0, 1, 0); err == nil || !strings.Contains(err.Error(), "p ≥ 1") {
+		t.Errorf("p = 0: error %v", err)
+	}
+}
+
 func TestPatternsFromWeights(t *testing.T) {
 	x := patWithBias(patGaussian(12, 2, 61))
 	u0 := patGaussian(3, 3, 62)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
+	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/certify"
 	"github.com/convexnn/convexnn/solvers/ipm"
 	"github.com/convexnn/convexnn/solvers/scp"
@@ -311,7 +312,13 @@ func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, so
 		if pj.Seed == nil {
 			return nil, pert, badInput("problem: field \"P\" needs field \"seed\"")
 		}
-		pats, err := solvers.SamplePatterns(x, pj.P, *pj.Seed, 0)
+		var pats solvers.Patterns
+		var err error
+		if in.model == modelBatchNorm {
+			pats, err = batchnorm.SamplePatterns(in.raw, pj.P, *pj.Seed)
+		} else {
+			pats, err = solvers.SamplePatterns(x, pj.P, *pj.Seed, 0)
+		}
 		if p.D, err = sampled(pats, err, ""); err != nil {
 			return nil, pert, err
 		}

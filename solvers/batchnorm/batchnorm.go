@@ -154,16 +154,31 @@ func New(x *mat.Dense, y []float64, loss solvers.Loss, beta float64) (*Problem, 
 	return &Problem{Basis: b, X: x, Program: p}, nil
 }
 
-// SamplePatterns sets the program's patterns to those of P random
-// directions in the BN features, sign patterns of U′q, q ~ N(0, I), which
-// are the sign patterns of the affine maps Xw + c (see
-// solvers.SamplePatterns for seed and the error for fewer distinct ones).
+// SamplePatterns sets the program's patterns to P patterns drawn by
+// SamplePatterns (the function) from the raw training data.
 func (p *Problem) SamplePatterns(np int, seed uint64) error {
-	pats, err := solvers.SamplePatterns(p.Program.X, np, seed, 0)
+	pats, err := SamplePatterns(p.X, np, seed)
 	if len(pats) > 0 {
 		p.Program.D = pats
 	}
 	return err
+}
+
+// SamplePatterns draws P distinct patterns for the BN program of the raw
+// training data x (n×d): every BN pre-activation is an affine map of x, so
+// the patterns 1[U′q ≥ 0] are those of the affine maps, 1[Xw + c ≥ 0].
+// They are drawn in the input space, through the data
+// (solvers.SampleAnchoredPatterns: w ~ N(0, I_d), the hyperplane through a
+// random training point), not isotropically in the whitened U′: whitening
+// gives every direction unit variance, so Gaussian q would split the data
+// mostly along its directions of least variance (on 2000 MNIST digits at
+// 14×14, hinge, β = 1e-4, 16 patterns: validation accuracy 96.2 % against
+// 97.2 % drawn here; docs/performance.md). The patterns are realizable on U′
+// up to the directions dropped by the numerical rank; a group whose pattern
+// is not stays feasible at zero. See solvers.SamplePatterns for the seed and
+// the *solvers.FewPatternsError.
+func SamplePatterns(x *mat.Dense, np int, seed uint64) (solvers.Patterns, error) {
+	return solvers.SampleAnchoredPatterns(x, np, seed, 0)
 }
 
 // Validate reports the first problem with p.

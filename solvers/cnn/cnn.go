@@ -304,6 +304,9 @@ func (p *Problem) Program() (*general.Program, error) {
 	if len(p.Signs) == 0 {
 		return nil, errors.New("cnn: no patterns (SamplePatterns)")
 	}
+	if p.Pool == AvgPool {
+		return p.avgProgram()
+	}
 	n, _ := p.X.Dims()
 	f, nk := p.Filter(), len(p.Patches)
 	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
@@ -349,6 +352,48 @@ func (p *Problem) Program() (*general.Program, error) {
 		gp.Groups = append(gp.Groups, general.Group{Size: f, G: general.Matrix{M: gi}})
 	}
 	gp.F = fb
+	return gp, gp.Validate()
+}
+
+// avgProgram is Program for average pooling. Every block is a masked copy
+// of the stacked patches X (row k·n + m: patch k of image m), so F, the G_i
+// and the whole G are general.Masked operators on X: G_i = (2D_i − I)X and
+// F_i sums each image's patches masked by D_i/K (Fold K).
+func (p *Problem) avgProgram() (*general.Program, error) {
+	n, _ := p.X.Dims()
+	f, nk := p.Filter(), len(p.Patches)
+	x := mat.NewDense(n*nk, f, nil)
+	for k, xk := range p.Patches {
+		x.Slice(k*n, (k+1)*n, 0, f).(*mat.Dense).Copy(xk)
+	}
+	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
+	var fterms, gterms []general.MaskTerm
+	for i, signs := range p.Signs {
+		fm, gm := make([]float64, n*nk), make([]float64, n*nk)
+		for k := range p.Patches {
+			for m := 0; m < n; m++ {
+				gm[k*n+m] = -1
+				if signs[k][m] {
+					gm[k*n+m], fm[k*n+m] = 1, 1/float64(nk)
+				}
+			}
+		}
+		g, err := general.NewMasked(x, 1, 1, 1, []general.MaskTerm{{Mask: gm}})
+		if err != nil {
+			return nil, err
+		}
+		gp.Groups = append(gp.Groups, general.Group{Size: f, G: g})
+		fterms = append(fterms, general.MaskTerm{In: i, Mask: fm})
+		gterms = append(gterms, general.MaskTerm{In: i, Out: i, Mask: gm})
+	}
+	np := len(p.Signs)
+	var err error
+	if gp.F, err = general.NewMasked(x, nk, np, 1, fterms); err != nil {
+		return nil, err
+	}
+	if gp.BlockG, err = general.NewMasked(x, 1, np, np, gterms); err != nil {
+		return nil, err
+	}
 	return gp, gp.Validate()
 }
 

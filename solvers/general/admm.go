@@ -131,6 +131,7 @@ type ADMM struct {
 	// largest), N, N, M, n, and vector views of q and rhs per group and of
 	// pv and rhs whole.
 	tg, ft, dn, dm, fp []float64
+	gt                 []float64 // N: Gᵀy whole (Program.BlockG)
 	qv, rv             []*mat.VecDense
 	pvv, rhsv          *mat.VecDense
 }
@@ -175,6 +176,9 @@ func New(p *Program, o Options, st *State) (*ADMM, error) {
 		big = max(big, g.Size)
 	}
 	a.tg, a.ft, a.dn, a.dm, a.fp = v(big), v(nv), v(nv), v(m), v(n)
+	if p.BlockG != nil {
+		a.gt = v(nv)
+	}
 	for g := range p.Groups {
 		o, e := a.lay.off[g], a.lay.off[g+1]
 		a.qv = append(a.qv, mat.NewVecDense(e-o, a.q[o:e]))
@@ -235,8 +239,15 @@ func cloneState(s State) State {
 // Snapshot returns a copy of the state.
 func (a *ADMM) Snapshot() State { return cloneState(a.State) }
 
-// dense returns the matrix of op by its products with the unit vectors.
+// dense returns the matrix of op: its own when it has one (Masked, Matrix),
+// else by its products with the unit vectors.
 func dense(op Operator) *mat.Dense {
+	switch o := op.(type) {
+	case Matrix:
+		return o.M
+	case *Masked:
+		return o.Dense()
+	}
 	r, c := op.Dims()
 	m := mat.NewDense(r, c, nil)
 	e, col := make([]float64, c), make([]float64, r)
@@ -300,6 +311,15 @@ func (a *ADMM) factor() error {
 
 // applyG sets out = G x (block by block, each scaled by gs) for x in ℝ^N.
 func (a *ADMM) applyG(out, x []float64) {
+	if bg := a.Program.BlockG; bg != nil {
+		bg.Apply(out, x)
+		for g := range a.Program.Groups {
+			if a.gs[g] != 1 {
+				floats.Scale(a.gs[g], out[a.lay.roff[g]:a.lay.roff[g+1]])
+			}
+		}
+		return
+	}
 	for g, gr := range a.Program.Groups {
 		if gr.G != nil {
 			o := out[a.lay.roff[g]:a.lay.roff[g+1]]
@@ -313,6 +333,14 @@ func (a *ADMM) applyG(out, x []float64) {
 
 // addGT sets out += Gᵀ y (block by block, each scaled by gs).
 func (a *ADMM) addGT(out, y []float64) {
+	if bg := a.Program.BlockG; bg != nil {
+		bg.ApplyT(a.gt, y)
+		for g := range a.Program.Groups {
+			o, e := a.lay.off[g], a.lay.off[g+1]
+			floats.AddScaled(out[o:e], a.gs[g], a.gt[o:e])
+		}
+		return
+	}
 	for g, gr := range a.Program.Groups {
 		if gr.G == nil {
 			continue

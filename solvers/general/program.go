@@ -66,6 +66,13 @@ type Group struct {
 type Program struct {
 	F      Operator
 	Groups []Group
+	// BlockG, when not nil, is blkdiag(G_1, …, G_K) as one M×N operator
+	// (groups without G have no rows), for programs whose products are
+	// much cheaper whole than group by group (Masked operators on one
+	// shared X: one matrix product for all groups). The solvers use it for
+	// every product with G; the Groups' blocks remain for their factors and
+	// certificates. It must equal them.
+	BlockG Operator
 	Y      []float64
 	Loss   solvers.Loss
 	Beta   float64
@@ -111,6 +118,12 @@ func (p *Program) Validate() error {
 	}
 	if len(p.Y) != n {
 		return fmt.Errorf("general: F has %d rows (predictions) but y has %d entries", n, len(p.Y))
+	}
+	if p.BlockG != nil {
+		_, _, m := p.Dims()
+		if r, c := p.BlockG.Dims(); r != m || c != nv {
+			return fmt.Errorf("general: BlockG is %d×%d, the groups' blocks make %d×%d", r, c, m, nv)
+		}
 	}
 	if err := p.Loss.CheckLabels(p.Y); err != nil {
 		return fmt.Errorf("general: %w", err)
@@ -169,6 +182,17 @@ func (p *Program) Violation(w, wp []float64) (float64, error) {
 	}
 	l := p.layout()
 	var viol float64
+	if p.BlockG != nil {
+		_, _, m := p.Dims()
+		r := make([]float64, m)
+		for _, x := range [][]float64{w, wp} {
+			p.BlockG.Apply(r, x)
+			for _, v := range r {
+				viol = math.Max(viol, -v)
+			}
+		}
+		return viol, nil
+	}
 	for g, gr := range p.Groups {
 		if gr.G == nil {
 			continue

@@ -279,7 +279,10 @@ func (p *Problem) SamplePatterns(np int, seed uint64) (int, error) {
 
 // Program returns the problem as eq. (ct_general): one group of d·m1
 // coordinates per tuple (u_1, …, u_m1 stacked), F_t U = D_2 Σ_j σ_j D_1j X
-// u_j and G_t = [blkdiag_j((2D_1j − I)X); (2D_2 − I) F_t].
+// u_j and G_t = [blkdiag_j((2D_1j − I)X); (2D_2 − I) F_t]. Every block is a
+// masked X, so F, each G_t and the whole G (Program.BlockG) are
+// general.Masked operators: a product reads X once for all tuples, not the
+// dense (m1 + 1)n×d·m1 block of each.
 func (p *Problem) Program() (*general.Program, error) {
 	if len(p.Tuples) == 0 {
 		return nil, errors.New("twohidden: no patterns (SamplePatterns)")
@@ -287,41 +290,45 @@ func (p *Problem) Program() (*general.Program, error) {
 	n, d := p.X.Dims()
 	m := p.M1
 	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
-	var fb general.Blocks
-	for _, t := range p.Tuples {
-		f := mat.NewDense(n, d*m, nil)
-		g := mat.NewDense(n*m+n, d*m, nil)
+	var fterms, all []general.MaskTerm
+	for i, t := range p.Tuples {
+		var gterms []general.MaskTerm
 		for j := 0; j < m; j++ {
+			f, first, second := make([]float64, n), make([]float64, n), make([]float64, n)
 			for k := 0; k < n; k++ {
-				row := p.X.RawRowView(k)
-				gr := g.RawRowView(j*n + k)[j*d : (j+1)*d]
-				if t.First[j][k] {
-					copy(gr, row)
-					if t.Second[k] {
-						floats.AddScaled(f.RawRowView(k)[j*d:(j+1)*d], t.Sign[j], row)
-					}
-				} else {
-					floats.ScaleTo(gr, -1, row)
+				first[k] = -1
+				if !t.First[j][k] {
+					continue
+				}
+				first[k] = 1
+				// (2D_2 − I) times the second layer's pre-activation.
+				second[k] = -t.Sign[j]
+				if t.Second[k] {
+					second[k] = t.Sign[j]
+					f[k] = t.Sign[j]
 				}
 			}
+			fterms = append(fterms, general.MaskTerm{In: i*m + j, Mask: f})
+			gterms = append(gterms, general.MaskTerm{In: j, Out: j, Mask: first}, general.MaskTerm{In: j, Out: m, Mask: second})
 		}
-		// (2D_2 − I) times the second layer's pre-activation Σ_j σ_j D_1j X u_j.
-		for k := 0; k < n; k++ {
-			gr := g.RawRowView(n*m + k)
-			s := -1.0
-			if t.Second[k] {
-				s = 1
-			}
-			for j := 0; j < m; j++ {
-				if t.First[j][k] {
-					floats.AddScaled(gr[j*d:(j+1)*d], s*t.Sign[j], p.X.RawRowView(k))
-				}
-			}
+		g, err := general.NewMasked(p.X, 1, m, m+1, gterms)
+		if err != nil {
+			return nil, err
 		}
-		fb = append(fb, f)
-		gp.Groups = append(gp.Groups, general.Group{Size: d * m, G: general.Matrix{M: g}})
+		gp.Groups = append(gp.Groups, general.Group{Size: d * m, G: g})
+		for _, t := range gterms {
+			all = append(all, general.MaskTerm{In: i*m + t.In, Out: i*(m+1) + t.Out, Mask: t.Mask})
+		}
 	}
-	gp.F = fb
+	nt := len(p.Tuples)
+	f, err := general.NewMasked(p.X, 1, nt*m, 1, fterms)
+	if err != nil {
+		return nil, err
+	}
+	if gp.BlockG, err = general.NewMasked(p.X, 1, nt*m, nt*(m+1), all); err != nil {
+		return nil, err
+	}
+	gp.F = f
 	return gp, gp.Validate()
 }
 
