@@ -175,9 +175,11 @@ func (p *Problem) model() (generalModel, error) {
 	return nil, nil
 }
 
-// solveGeneral solves a Conv or TwoHidden problem by the dense
-// interior-point method (general.SolveInteriorPoint, certified), and a
-// robust Conv problem by cnn.Problem.SolveRobust.
+// solveGeneral solves a Conv or TwoHidden problem by an interior-point
+// method, certified: a CNN by cnn.Problem.SolveInteriorPoint (structured
+// for average pooling), two-hidden-layer sub-networks by the dense
+// general.SolveInteriorPoint; a robust Conv problem by
+// cnn.Problem.SolveRobust.
 func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	t0 := time.Now()
 	gm, err := p.model()
@@ -192,7 +194,12 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	if tol == 0 {
 		tol = 1e-9
 	}
-	res, err := general.SolveInteriorPoint(ctx, gp, tol)
+	var res *general.IPMResult
+	if cm, ok := gm.(cnnModel); ok {
+		res, err = cm.cp.SolveInteriorPoint(ctx, tol)
+	} else {
+		res, err = general.SolveInteriorPoint(ctx, gp, tol)
+	}
 	if err != nil {
 		return nil, err
 	}

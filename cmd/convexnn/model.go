@@ -254,9 +254,11 @@ type cnnJSON struct {
 }
 
 // solveGeneral solves a model whose program is an instance of eq.
-// (ct_general) by the general ADMM or the dense interior-point method
-// (auto: the latter for the squared and hinge losses when it fits, run to
-// the gap, default 1e-6), and certifies it.
+// (ct_general) by the general ADMM or an interior-point method (a CNN's
+// cnn.Problem.SolveInteriorPoint, structured for average pooling; else the
+// dense general.SolveInteriorPoint; auto: the interior-point method for the
+// squared and hinge losses when it fits, run to the gap, default 1e-6), and
+// certifies it.
 func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
 	start := time.Now()
 	if in.eps > 0 {
@@ -267,9 +269,10 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 		return resultJSON{}, err
 	}
 	res := resultJSON{Solver: solver, Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model}
+	cm, isCNN := in.gen.(cnnModel)
 	if solver == "auto" {
 		solver = "admm"
-		if general.InteriorPointFits(gp) {
+		if general.InteriorPointFits(gp) || (isCNN && cm.p.Pool == cnn.AvgPool && (gp.Loss == solvers.SquaredLoss || gp.Loss == solvers.HingeLoss)) {
 			solver = "ipm"
 		}
 		if gap == 0 {
@@ -290,7 +293,12 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 				tol = gap / 100
 			}
 		}
-		r, err := general.SolveInteriorPoint(ctx, gp, tol)
+		var r *general.IPMResult
+		if isCNN {
+			r, err = cm.p.SolveInteriorPoint(ctx, tol)
+		} else {
+			r, err = general.SolveInteriorPoint(ctx, gp, tol)
+		}
 		if err != nil {
 			return res, err
 		}

@@ -362,10 +362,7 @@ func (p *Problem) Program() (*general.Program, error) {
 func (p *Problem) avgProgram() (*general.Program, error) {
 	n, _ := p.X.Dims()
 	f, nk := p.Filter(), len(p.Patches)
-	x := mat.NewDense(n*nk, f, nil)
-	for k, xk := range p.Patches {
-		x.Slice(k*n, (k+1)*n, 0, f).(*mat.Dense).Copy(xk)
-	}
+	x := p.stackedPatches()
 	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
 	var fterms, gterms []general.MaskTerm
 	for i, signs := range p.Signs {
@@ -395,6 +392,18 @@ func (p *Problem) avgProgram() (*general.Program, error) {
 		return nil, err
 	}
 	return gp, gp.Validate()
+}
+
+// stackedPatches returns the patches of every image as the rows of one
+// matrix (nK×f), row k·n + m patch k of image m.
+func (p *Problem) stackedPatches() *mat.Dense {
+	n, _ := p.X.Dims()
+	f := p.Filter()
+	x := mat.NewDense(n*len(p.Patches), f, nil)
+	for k, xk := range p.Patches {
+		x.Slice(k*n, (k+1)*n, 0, f).(*mat.Dense).Copy(xk)
+	}
+	return x
 }
 
 // Network is a two-layer CNN: f(x) = Σ_j α_j pool_k (x_kᵀu_j)_+; U holds the

@@ -96,6 +96,25 @@ func Certify(p *Program, w, wp []float64, steps int) (Bound, error) {
 	return newCertifier(p, dense(p.F), gd, gl, steps).bound(w, wp, nil, nil, nil)
 }
 
+// CertifyDual is Certify with an interior-point method's multipliers as
+// the hints of the lower bound: alpha and alphap those of the rows
+// G_g w_g ≥ 0 and G_g w′_g ≥ 0 (M each, in the groups' order), theta the
+// loss dual per prediction (hinge: −y_k times the margin row's multiplier;
+// nil for the squared loss, whose dual is read off the point). Any values
+// give a valid bound (they are scaled to dual feasibility); good ones give
+// a tight one.
+func CertifyDual(p *Program, w, wp, theta, alpha, alphap []float64) (Bound, error) {
+	if err := p.Validate(); err != nil {
+		return Bound{}, err
+	}
+	n, _, m := p.Dims()
+	if len(alpha) != m || len(alphap) != m || (theta != nil && len(theta) != n) {
+		return Bound{}, fmt.Errorf("general: multipliers of %d, %d and %d entries, the program has %d constraint rows and %d predictions", len(alpha), len(alphap), len(theta), m, n)
+	}
+	gd, gl := groupBlocks(p)
+	return newCertifier(p, dense(p.F), gd, gl, 200).bound(w, wp, theta, alpha, alphap)
+}
+
 // groupBlocks returns the dense blocks G_g and ‖G_g‖².
 func groupBlocks(p *Program) ([]*mat.Dense, []float64) {
 	gd, gl := make([]*mat.Dense, len(p.Groups)), make([]float64, len(p.Groups))

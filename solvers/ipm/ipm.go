@@ -322,19 +322,26 @@ func groupWeights(p *solvers.Program, x []float64) solvers.Weights {
 // coupling term FᵀCF.
 type netCone struct {
 	noEqualities
-	p             *solvers.Program
-	n, d, np, ng  int // ng = 2P groups
+	p            *solvers.Program
+	n, d, np, ng int // ng = 2P groups
+	// nr = fold·n rows of X, the pattern rows of each group: X stacks fold
+	// blocks of n rows (one row per sample in each), and the prediction of
+	// sample k sums its fold rows' terms times pool (1/fold; fold = 1 for
+	// the two-layer program, fold = K patches for the CNN with average
+	// pooling, SolvePooled).
+	nr, fold      int
+	pool          float64
 	hinge         bool
 	nu, nx, m     int
 	rowXi, rowMar int // first ξ ≥ 0 row and first margin row
 	rowSOC        int // first second-order cone row
 	x             blas64.General
-	sgn, dm       []float64 // P×n: S_i[k] and D_i[k]
+	sgn, dm       []float64 // P×nr: S_i[k] and D_i[k]
 	c, h          []float64
 	offset        float64
 
 	// workspace
-	zt, yt blas64.General // 2P×n
+	zt, yt blas64.General // 2P×nr
 	fu     []float64      // n
 	tz     []float64      // m
 
@@ -384,12 +391,14 @@ func newNetCone(p *solvers.Program) *netCone {
 // r = ∇ℓ(ŷ₀) − diag(h)ŷ₀). Q = FᵀHF then enters the factorization as the
 // rows √(2h_k)·(row k of F_v) on p, just as the hinge loss's coupling does.
 func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCone {
-	n, d, np := p.Dims()
+	nr, d := p.X.Dims()
+	n, np := len(p.Y), len(p.D)
 	ng := 2 * np
-	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
+	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, nr: nr, fold: nr / n, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
+	nc.pool = 1 / float64(nc.fold)
 	nc.nu = ng * d
 	nc.nx = nc.nu + ng
-	nc.rowXi = ng * n
+	nc.rowXi = ng * nr
 	nc.rowMar = nc.rowXi
 	nc.rowSOC = nc.rowXi
 	if nc.hinge {
@@ -398,20 +407,20 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 		nc.rowSOC += 2 * n
 	}
 	nc.m = nc.rowSOC + ng*(d+1)
-	nc.sgn = make([]float64, np*n)
-	nc.dm = make([]float64, np*n)
+	nc.sgn = make([]float64, np*nr)
+	nc.dm = make([]float64, np*nr)
 	for i, di := range p.D {
 		for k, on := range di {
-			nc.sgn[i*n+k] = -1
+			nc.sgn[i*nr+k] = -1
 			if on {
-				nc.sgn[i*n+k], nc.dm[i*n+k] = 1, 1
+				nc.sgn[i*nr+k], nc.dm[i*nr+k] = 1, 1
 			}
 		}
 	}
 	gen := func(r, c int) blas64.General {
 		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
 	}
-	nc.zt, nc.yt = gen(ng, n), gen(ng, n)
+	nc.zt, nc.yt = gen(ng, nr), gen(ng, nr)
 	nc.fu = make([]float64, n)
 	nc.tz = make([]float64, nc.m)
 	nu := nc.nu
@@ -420,7 +429,7 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 	nc.rpp = gen(dp, dp)
 	nc.work = make([]factorWork, max(1, min(runtime.GOMAXPROCS(0), np)))
 	for t := range nc.work {
-		nc.work[t] = factorWork{gmt: make([]float64, d*(n+d)), rw: make([]float64, d*d), pmt: make([]float64, 4*d*d), pr: make([]float64, 4*d*d)}
+		nc.work[t] = factorWork{gmt: make([]float64, d*(nr+d)), rw: make([]float64, d*d), pmt: make([]float64, 4*d*d), pr: make([]float64, 4*d*d)}
 	}
 	nc.tcoef = make([]float64, ng)
 	nc.tden = make([]float64, ng)
@@ -432,11 +441,12 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 		nc.c[nu+j] = p.Beta
 	}
 	nc.fvt = gen(dp, n)
-	for k := 0; k < n; k++ {
+	for r := 0; r < nr; r++ {
+		k := r % n
 		for i := 0; i < np; i++ {
-			if nc.dm[i*n+k] != 0 {
+			if nc.dm[i*nr+r] != 0 {
 				for l := 0; l < d; l++ {
-					nc.fvt.Data[(i*d+l)*n+k] = nc.x.Data[k*nc.x.Stride+l]
+					nc.fvt.Data[(i*d+l)*n+k] += nc.pool * nc.x.Data[r*nc.x.Stride+l]
 				}
 			}
 		}
@@ -519,7 +529,7 @@ func (nc *netCone) setModel(h, r []float64, offset float64) {
 // of the hinge loss −ξ_k − y_k(Fu)_k ≤ −1 carry z_k, whose loss dual is
 // μ_k = −y_k z_k.
 func (nc *netCone) dual(z []float64) *certify.Hint {
-	h := &certify.Hint{Alpha: mat.NewDense(nc.ng, nc.n, append([]float64(nil), z[:nc.ng*nc.n]...))}
+	h := &certify.Hint{Alpha: mat.NewDense(nc.ng, nc.nr, append([]float64(nil), z[:nc.ng*nc.nr]...))}
 	if nc.hinge {
 		h.Mu = make([]float64, nc.n)
 		for k, y := range nc.p.Y {
@@ -553,13 +563,15 @@ func (nc *netCone) xu(u []float64) {
 
 // fuFromZt sets fu = Fu from zt = U Xᵀ.
 func (nc *netCone) fuFromZt() {
-	n := nc.n
+	n, nr := nc.n, nc.nr
 	clear(nc.fu)
 	for j := 0; j < nc.ng; j++ {
-		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.zt.Data[j*n:(j+1)*n]
-		for k, on := range dm {
-			if on != 0 {
-				nc.fu[k] += sg * row[k]
+		sg, dm, row := nc.sigma(j)*nc.pool, nc.dm[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.zt.Data[j*nr:(j+1)*nr]
+		for c := 0; c < nc.fold; c++ {
+			for k, on := range dm[c*n : (c+1)*n] {
+				if on != 0 {
+					nc.fu[k] += sg * row[c*n+k]
+				}
 			}
 		}
 	}
@@ -567,11 +579,13 @@ func (nc *netCone) fuFromZt() {
 
 // fuT sets out = α Fᵀr + β·out on the u part (out has length nu).
 func (nc *netCone) fuT(out, r []float64, alpha, beta float64) {
-	n := nc.n
+	n, nr := nc.n, nc.nr
 	for j := 0; j < nc.ng; j++ {
-		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.yt.Data[j*n:(j+1)*n]
-		for k := range row {
-			row[k] = sg * dm[k] * r[k]
+		sg, dm, row := nc.sigma(j)*nc.pool, nc.dm[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.yt.Data[j*nr:(j+1)*nr]
+		for c := 0; c < nc.fold; c++ {
+			for k := 0; k < n; k++ {
+				row[c*n+k] = sg * dm[c*n+k] * r[k]
+			}
 		}
 	}
 	og := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: out[:nc.nu]}
@@ -594,7 +608,7 @@ func (nc *netCone) mulQ(out, x []float64) {
 }
 
 func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
-	n, d, nu := nc.n, nc.d, nc.nu
+	n, nr, d, nu := nc.n, nc.nr, nc.d, nc.nu
 	if beta == 0 {
 		clear(out)
 	} else if beta != 1 {
@@ -602,7 +616,7 @@ func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
 	}
 	nc.xu(x)
 	for j := 0; j < nc.ng; j++ {
-		sg, row, o := nc.sgn[(j%nc.np)*n:(j%nc.np+1)*n], nc.zt.Data[j*n:(j+1)*n], out[j*n:(j+1)*n]
+		sg, row, o := nc.sgn[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.zt.Data[j*nr:(j+1)*nr], out[j*nr:(j+1)*nr]
 		for k := range o {
 			o[k] -= alpha * sg[k] * row[k]
 		}
@@ -625,16 +639,18 @@ func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
 }
 
 func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
-	n, d, nu, np := nc.n, nc.d, nc.nu, nc.np
+	n, nr, d, nu, np := nc.n, nc.nr, nc.d, nc.nu, nc.np
 	for j := 0; j < nc.ng; j++ {
-		sg, row, zz := nc.sgn[(j%np)*n:(j%np+1)*n], nc.yt.Data[j*n:(j+1)*n], z[j*n:(j+1)*n]
+		sg, row, zz := nc.sgn[(j%np)*nr:(j%np+1)*nr], nc.yt.Data[j*nr:(j+1)*nr], z[j*nr:(j+1)*nr]
 		for k := range row {
 			row[k] = -sg[k] * zz[k]
 		}
 		if nc.hinge {
-			s, dm, zm := nc.sigma(j), nc.dm[(j%np)*n:(j%np+1)*n], z[nc.rowMar:nc.rowMar+n]
-			for k := range row {
-				row[k] -= s * dm[k] * nc.p.Y[k] * zm[k]
+			s, dm, zm := nc.sigma(j)*nc.pool, nc.dm[(j%np)*nr:(j%np+1)*nr], z[nc.rowMar:nc.rowMar+n]
+			for c := 0; c < nc.fold; c++ {
+				for k := 0; k < n; k++ {
+					row[c*n+k] -= s * dm[c*n+k] * nc.p.Y[k] * zm[k]
+				}
 			}
 		}
 	}
@@ -792,10 +808,10 @@ func (nc *netCone) atGap(relgap float64) { nc.normalEq = relgap > normalEqGap }
 // the method is used only while the iterate is far from the solution
 // (normalEqGap).
 func (nc *netCone) normalFactor(fr blas64.General) bool {
-	n, d, np := nc.n, nc.d, nc.np
+	nr, d, np := nc.nr, nc.d, nc.np
 	w, rpp := nc.w, nc.rpp
 	fw := &nc.work[0]
-	xs := blas64.General{Rows: n, Cols: d, Stride: d, Data: fw.gmt[:n*d]}
+	xs := blas64.General{Rows: nr, Cols: d, Stride: d, Data: fw.gmt[:nr*d]}
 	hv := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: fw.pmt[:d*d]}
 	hw := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: fw.pmt[d*d : 2*d*d]}
 	sig := fw.pmt[2*d*d : 3*d*d]
@@ -806,8 +822,8 @@ func (nc *netCone) normalFactor(fr blas64.General) bool {
 			if t == 1 {
 				h = hw
 			}
-			wd := w.d[j*n : (j+1)*n]
-			for k := 0; k < n; k++ {
+			wd := w.d[j*nr : (j+1)*nr]
+			for k := 0; k < nr; k++ {
 				floats.ScaleTo(xs.Data[k*d:(k+1)*d], 1/wd[k], nc.x.Data[k*nc.x.Stride:k*nc.x.Stride+d])
 			}
 			blas64.Syrk(blas.Trans, 1, xs, 0, h)
@@ -855,21 +871,21 @@ func (nc *netCone) normalFactor(fr blas64.General) bool {
 // factorPattern computes R_qq,i, R_qp,i and the diagonal block R_pp,i of
 // pattern i (see factor) with the scratch fw.
 func (nc *netCone) factorPattern(i int, fw *factorWork) {
-	n, d, np := nc.n, nc.d, nc.np
+	nr, d, np := nc.nr, nc.d, nc.np
 	w, rpp := nc.w, nc.rpp
-	m := n + d
+	m := nr + d
 	gmt := fw.gmt
 	rv := nc.rqp[i*d*d : (i+1)*d*d] // R_vi waits in the storage of R_qp,i
 	for _, j := range [2]int{i, np + i} {
-		wd := w.d[j*n : (j+1)*n]
-		for k := 0; k < n; k++ {
+		wd := w.d[j*nr : (j+1)*nr]
+		for k := 0; k < nr; k++ {
 			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
 			for a, v := range xk {
 				gmt[a*m+k] = v / wd[k]
 			}
 		}
 		w1, nw, den := nc.socSchur(j)
-		socRowsT(gmt, m, n, w1, nw, den, 1/w.beta[j])
+		socRowsT(gmt, m, nr, w1, nw, den, 1/w.beta[j])
 		if j == i {
 			householderR(rv, d, gmt, m, d)
 		} else {

@@ -39,10 +39,16 @@ func bytesText(b int64) string {
 // the method's vectors), and the dominant one in words.
 func MemoryEstimate(p *solvers.Program) (int64, string) {
 	n, d, np := p.Dims()
+	return netConeMemory(n, n, d, np)
+}
+
+// netConeMemory is MemoryEstimate for nr pattern rows per group and n
+// samples (SolvePooled: nr = fold·n).
+func netConeMemory(nr, n, d, np int) (int64, string) {
 	dp := float64(d * np)
-	nf := float64(n)
-	m := float64(2*np*n+2*n) + float64(2*np*(d+1))
-	floats := 3*dp*dp + 2*dp*nf + 4*float64(np)*nf + float64(d)*float64(n+d) + 2*float64(d*d*np) + 30*m
+	nf, rf := float64(n), float64(nr)
+	m := float64(2*np)*rf + float64(2*n) + float64(2*np*(d+1))
+	floats := 3*dp*dp + 2*dp*nf + 4*float64(np)*rf + float64(d)*(rf+float64(d)) + 2*float64(d*d*np) + 30*m
 	return int64(8 * floats), fmt.Sprintf("a dense dP×dP = %d×%d factor and dP×n = %d×%d rows", d*np, d*np, d*np, n)
 }
 
