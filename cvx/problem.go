@@ -385,7 +385,10 @@ func (p *Problem) fingerprint(method string) string {
 		put(p.eps)
 	}
 	if p.bn {
-		fmt.Fprint(h, "batchnorm|")
+		// "anchored": the patterns are drawn through the raw data
+		// (batchnorm.SamplePatterns); a state saved under the earlier
+		// isotropic draws on U′ belongs to other patterns.
+		fmt.Fprint(h, "batchnorm|anchored|")
 	}
 	if c := p.conv; c != nil {
 		fmt.Fprintf(h, "cnn|%+v|%+v|%d|", c.shape, c.conv, c.pool)

@@ -3,7 +3,6 @@ package general
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -26,14 +25,14 @@ import (
 // and r per term, where the dense (Out·r)×(In·d) matrix would be read whole:
 // X is read once for all blocks, and stays in cache.
 //
-// A Masked is safe for concurrent use; its products share scratch under a
-// lock.
+// A Masked is not safe for concurrent use: its products share scratch (so
+// that they allocate nothing), as the solvers of a program, which run one
+// product at a time, need.
 type Masked struct {
 	x             *mat.Dense
 	fold, in, out int
 	terms         []MaskTerm
 
-	mu   sync.Mutex
 	z, w []float64 // r×In scratch
 }
 
@@ -92,8 +91,6 @@ func (m *Masked) scratch() (z, w []float64) {
 
 // Apply sets dst = Ax: Z = X[x_1 … x_In] once, then the masked rows.
 func (m *Masked) Apply(dst, x []float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, d := m.x.Dims()
 	z, _ := m.scratch()
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1, m.x.RawMatrix(),
@@ -116,8 +113,6 @@ func (m *Masked) Apply(dst, x []float64) {
 // ApplyT sets dst = Aᵀy: block x_b = Xᵀ Σ_{t: In(t) = b} m_t ∘ y_{Out(t)},
 // one (In×r)·(r×d) product for all blocks.
 func (m *Masked) ApplyT(dst, y []float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, d := m.x.Dims()
 	_, w := m.scratch()
 	clear(w)
