@@ -324,13 +324,14 @@ type netCone struct {
 	noEqualities
 	p            *solvers.Program
 	n, d, np, ng int // ng = 2P groups
-	// nr = fold·n rows of X, the pattern rows of each group: X stacks fold
-	// blocks of n rows (one row per sample in each), and the prediction of
-	// sample k sums its fold rows' terms times pool (1/fold; fold = 1 for
-	// the two-layer program, fold = K patches for the CNN with average
-	// pooling, SolvePooled).
-	nr, fold      int
-	pool          float64
+	// nr rows of X, the pattern rows of each group: n for the two-layer
+	// program. SolvePooled's X holds the distinct rows of its stacked
+	// matrix instead and its F is given (fvt, fvtF): the products with F
+	// then go through F_vᵀ, not through the rows of X.
+	nr   int
+	fvtF bool
+	pd   []float64 // dP: v − w (fvtF)
+	ry   []float64 // n: y∘z on the margin rows (fvtF)
 	hinge         bool
 	nu, nx, m     int
 	rowXi, rowMar int // first ξ ≥ 0 row and first margin row
@@ -391,11 +392,17 @@ func newNetCone(p *solvers.Program) *netCone {
 // r = ∇ℓ(ŷ₀) − diag(h)ŷ₀). Q = FᵀHF then enters the factorization as the
 // rows √(2h_k)·(row k of F_v) on p, just as the hinge loss's coupling does.
 func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCone {
+	return newNetConeF(p, nil, h, r, offset)
+}
+
+// newNetConeF is newNetConeModel with F given as fvt = F_vᵀ (dP×n), for
+// SolvePooled, whose X holds only the constraint rows; nil: F_v =
+// [D_1X … D_PX].
+func newNetConeF(p *solvers.Program, fvt *blas64.General, h, r []float64, offset float64) *netCone {
 	nr, d := p.X.Dims()
 	n, np := len(p.Y), len(p.D)
 	ng := 2 * np
-	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, nr: nr, fold: nr / n, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
-	nc.pool = 1 / float64(nc.fold)
+	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, nr: nr, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
 	nc.nu = ng * d
 	nc.nx = nc.nu + ng
 	nc.rowXi = ng * nr
@@ -440,13 +447,17 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 	for j := 0; j < ng; j++ {
 		nc.c[nu+j] = p.Beta
 	}
-	nc.fvt = gen(dp, n)
-	for r := 0; r < nr; r++ {
-		k := r % n
-		for i := 0; i < np; i++ {
-			if nc.dm[i*nr+r] != 0 {
-				for l := 0; l < d; l++ {
-					nc.fvt.Data[(i*d+l)*n+k] += nc.pool * nc.x.Data[r*nc.x.Stride+l]
+	if fvt != nil {
+		nc.fvt, nc.fvtF = *fvt, true
+		nc.pd, nc.ry = make([]float64, dp), make([]float64, n)
+	} else {
+		nc.fvt = gen(dp, n)
+		for k := 0; k < n; k++ {
+			for i := 0; i < np; i++ {
+				if nc.dm[i*n+k] != 0 {
+					for l := 0; l < d; l++ {
+						nc.fvt.Data[(i*d+l)*n+k] = nc.x.Data[k*nc.x.Stride+l]
+					}
 				}
 			}
 		}
@@ -561,31 +572,54 @@ func (nc *netCone) xu(u []float64) {
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1, ug, nc.x, 0, nc.zt)
 }
 
-// fuFromZt sets fu = Fu from zt = U Xᵀ.
+// fuFromZt sets fu = Fu from zt = U Xᵀ (not fvtF).
 func (nc *netCone) fuFromZt() {
-	n, nr := nc.n, nc.nr
+	n := nc.n
 	clear(nc.fu)
 	for j := 0; j < nc.ng; j++ {
-		sg, dm, row := nc.sigma(j)*nc.pool, nc.dm[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.zt.Data[j*nr:(j+1)*nr]
-		for c := 0; c < nc.fold; c++ {
-			for k, on := range dm[c*n : (c+1)*n] {
-				if on != 0 {
-					nc.fu[k] += sg * row[c*n+k]
-				}
+		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.zt.Data[j*n:(j+1)*n]
+		for k, on := range dm {
+			if on != 0 {
+				nc.fu[k] += sg * row[k]
 			}
 		}
 	}
 }
 
+// fuOf sets fu = Fu for the groups u in x[:nu]: fu = F_v(v − w) by F_vᵀ
+// (fvtF), or else from zt, which it computes unless zt already holds
+// U Xᵀ of x (haveZt).
+func (nc *netCone) fuOf(x []float64, haveZt bool) {
+	if !nc.fvtF {
+		if !haveZt {
+			nc.xu(x)
+		}
+		nc.fuFromZt()
+		return
+	}
+	dp := nc.d * nc.np
+	floats.SubTo(nc.pd, x[:dp], x[dp:2*dp])
+	blas64.Gemv(blas.Trans, 1, nc.fvt, blas64.Vector{N: dp, Inc: 1, Data: nc.pd}, 0, blas64.Vector{N: nc.n, Inc: 1, Data: nc.fu})
+}
+
 // fuT sets out = α Fᵀr + β·out on the u part (out has length nu).
 func (nc *netCone) fuT(out, r []float64, alpha, beta float64) {
-	n, nr := nc.n, nc.nr
+	n := nc.n
+	if nc.fvtF {
+		// F_vᵀr on the groups v_i, its negative on w_i.
+		dp := nc.d * nc.np
+		t := nc.pd
+		blas64.Gemv(blas.NoTrans, 1, nc.fvt, blas64.Vector{N: n, Inc: 1, Data: r}, 0, blas64.Vector{N: dp, Inc: 1, Data: t})
+		for a, v := range t {
+			out[a] = alpha*v + beta*out[a]
+			out[dp+a] = -alpha*v + beta*out[dp+a]
+		}
+		return
+	}
 	for j := 0; j < nc.ng; j++ {
-		sg, dm, row := nc.sigma(j)*nc.pool, nc.dm[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.yt.Data[j*nr:(j+1)*nr]
-		for c := 0; c < nc.fold; c++ {
-			for k := 0; k < n; k++ {
-				row[c*n+k] = sg * dm[c*n+k] * r[k]
-			}
+		sg, dm, row := nc.sigma(j), nc.dm[(j%nc.np)*n:(j%nc.np+1)*n], nc.yt.Data[j*n:(j+1)*n]
+		for k := range row {
+			row[k] = sg * dm[k] * r[k]
 		}
 	}
 	og := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: out[:nc.nu]}
@@ -599,8 +633,7 @@ func (nc *netCone) mulQ(out, x []float64) {
 	if nc.hinge {
 		return
 	}
-	nc.xu(x)
-	nc.fuFromZt()
+	nc.fuOf(x, false)
 	if nc.hw != nil {
 		floats.Mul(nc.fu, nc.hw)
 	}
@@ -622,7 +655,7 @@ func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
 		}
 	}
 	if nc.hinge {
-		nc.fuFromZt()
+		nc.fuOf(x, true)
 		xi := x[nu+nc.ng:]
 		for k := 0; k < n; k++ {
 			out[nc.rowXi+k] -= alpha * xi[k]
@@ -645,17 +678,20 @@ func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
 		for k := range row {
 			row[k] = -sg[k] * zz[k]
 		}
-		if nc.hinge {
-			s, dm, zm := nc.sigma(j)*nc.pool, nc.dm[(j%np)*nr:(j%np+1)*nr], z[nc.rowMar:nc.rowMar+n]
-			for c := 0; c < nc.fold; c++ {
-				for k := 0; k < n; k++ {
-					row[c*n+k] -= s * dm[c*n+k] * nc.p.Y[k] * zm[k]
-				}
+		if nc.hinge && !nc.fvtF {
+			s, dm, zm := nc.sigma(j), nc.dm[(j%np)*n:(j%np+1)*n], z[nc.rowMar:nc.rowMar+n]
+			for k := range row {
+				row[k] -= s * dm[k] * nc.p.Y[k] * zm[k]
 			}
 		}
 	}
 	og := blas64.General{Rows: nc.ng, Cols: d, Stride: d, Data: out[:nu]}
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
+	if nc.hinge && nc.fvtF {
+		// The margin rows: −α Fᵀ(y∘z_m).
+		floats.MulTo(nc.ry, nc.p.Y, z[nc.rowMar:nc.rowMar+n])
+		nc.fuT(out, nc.ry, -alpha, 1)
+	}
 	for j := 0; j < nc.ng; j++ {
 		zs := z[nc.rowSOC+j*(d+1):]
 		out[nu+j] = beta*out[nu+j] - alpha*zs[0]
@@ -1114,8 +1150,7 @@ func (nc *netCone) solve(x, y, z []float64) error {
 	}
 	if nc.hinge {
 		// Δξ_k = (x_ξ − a z_ξ)/(a+b) − b/(a+b)·(z_m + y_k(FΔu)_k).
-		nc.xu(x)
-		nc.fuFromZt()
+		nc.fuOf(x, false)
 		for k := 0; k < n; k++ {
 			rxi[k] -= nc.cw[k] * nc.p.Y[k] * nc.fu[k]
 		}

@@ -2,12 +2,15 @@ package ipm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/certify"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -42,7 +45,10 @@ type PooledResult struct {
 // predictions couple the groups through F (n×dP), so an iteration costs
 // about 2P·2(nr + d)d² + 2·min(n, dP)(dP)² flops, linear in the number of
 // constraint rows, where a dense cone program would hold 2P·nr × 2Pd
-// entries. The squared and hinge losses only.
+// entries. Rows that repeat with the same pattern entries (the blank
+// patches of digits) are the same constraint: the cone program keeps one
+// of each, and F, which needs them all, enters through F_vᵀ (dP×n). The
+// squared and hinge losses only.
 func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, o Options) (*PooledResult, error) {
 	start := time.Now()
 	if x == nil {
@@ -75,26 +81,44 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	if err := loss.CheckLabels(y); err != nil {
 		return nil, fmt.Errorf("ipm: SolvePooled: %w", err)
 	}
-	need, what := netConeMemory(nr, n, dim, len(d))
+	np := len(d)
+	xg, dg, first := distinctRows(x, d)
+	ng := len(first)
+	need, what := netConeMemory(ng, n, dim, np)
 	if err := o.fits(need, what, "use fewer patterns, or ADMM"); err != nil {
 		return nil, err
 	}
-	// The program's fields as netCone reads them; Y has n entries, not nr.
-	p := &solvers.Program{X: x, Y: y, D: d, Loss: loss, Beta: beta}
+	// F_vᵀ (dP×n): column k sums the pattern's rows of sample k, over its
+	// fold blocks, divided by fold.
+	dp := dim * np
+	fvt := blas64.General{Rows: dp, Cols: n, Stride: n, Data: make([]float64, dp*n)}
+	pool := 1 / float64(fold)
+	for r := 0; r < nr; r++ {
+		k, row := r%n, x.RawRowView(r)
+		for i, di := range d {
+			if di[r] {
+				for l, v := range row {
+					fvt.Data[(i*dim+l)*n+k] += pool * v
+				}
+			}
+		}
+	}
+	// The program's fields as netCone reads them: the distinct rows, their
+	// patterns and the n labels.
+	p := &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
 	var nc *netCone
 	if loss == solvers.HingeLoss {
-		nc = newNetConeModel(p, nil, nil, 0)
+		nc = newNetConeF(p, &fvt, nil, nil, 0)
 	} else {
 		r := make([]float64, n)
 		floats.ScaleTo(r, -1, y)
-		nc = newNetConeModel(p, nil, r, 0.5*floats.Dot(y, y))
+		nc = newNetConeF(p, &fvt, nil, r, 0.5*floats.Dot(y, y))
 	}
 	sol, err := solveCone(ctx, nc.problem(), o)
 	if sol == nil {
 		return nil, err
 	}
 	res := &PooledResult{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
-	np := len(d)
 	res.Weights = solvers.Weights{V: mat.NewDense(np, dim, nil), W: mat.NewDense(np, dim, nil)}
 	if sol.status != PrimalInfeasible && sol.status != DualInfeasible {
 		for i := 0; i < np; i++ {
@@ -110,16 +134,64 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	if res.Status == PrimalInfeasible || res.Status == DualInfeasible {
 		clear(u)
 	}
-	nc.xu(u)
-	nc.fuFromZt()
+	nc.fuOf(u, false)
 	var reg float64
 	for j := 0; j < nc.ng; j++ {
 		reg += floats.Norm(u[j*dim:(j+1)*dim], 2)
 	}
 	res.Objective = loss.Value(nc.fu, y) + beta*reg
 	if len(sol.z) == nc.m {
-		res.Dual = nc.dual(sol.z)
+		// The multipliers of the distinct rows go to their first
+		// occurrences (a repeated row's multipliers only count summed).
+		h := nc.dual(sol.z)
+		a := mat.NewDense(2*np, nr, nil)
+		for j := 0; j < 2*np; j++ {
+			for g, r := range first {
+				a.Set(j, r, h.Alpha.At(j, g))
+			}
+		}
+		h.Alpha = a
+		res.Dual = h
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
+}
+
+// distinctRows returns the distinct rows of x with their pattern entries
+// (a row is a repeat when its values and its entry in every pattern
+// agree), their patterns, and for each the index of its first occurrence.
+func distinctRows(x *mat.Dense, d solvers.Patterns) (*mat.Dense, solvers.Patterns, []int) {
+	nr, dim := x.Dims()
+	key := make([]byte, 8*dim+(len(d)+7)/8)
+	seen := make(map[string]int, nr)
+	var first []int
+	for r := 0; r < nr; r++ {
+		for l, v := range x.RawRowView(r) {
+			binary.LittleEndian.PutUint64(key[8*l:], math.Float64bits(v))
+		}
+		bits := key[8*dim:]
+		clear(bits)
+		for i, di := range d {
+			if di[r] {
+				bits[i/8] |= 1 << (i % 8)
+			}
+		}
+		if _, ok := seen[string(key)]; ok {
+			continue
+		}
+		seen[string(key)] = len(first)
+		first = append(first, r)
+	}
+	xg := mat.NewDense(len(first), dim, nil)
+	dg := make(solvers.Patterns, len(d))
+	for i := range dg {
+		dg[i] = make(solvers.Pattern, len(first))
+	}
+	for g, r := range first {
+		copy(xg.RawRowView(g), x.RawRowView(r))
+		for i, di := range d {
+			dg[i][g] = di[r]
+		}
+	}
+	return xg, dg, first
 }

@@ -58,3 +58,17 @@ func TestSolvePooledBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestDistinctRows(t *testing.T) {
+	x := mat.NewDense(5, 2, []float64{0, 1, 2, 3, 0, 1, 0, 1, 2, 3})
+	d := solvers.Patterns{{true, false, true, false, false}}
+	xg, dg, first := distinctRows(x, d)
+	// Rows 0 and 2 repeat (same values and pattern entry); row 3 has row 0's
+	// values but another entry; row 4 repeats row 1.
+	if want := []int{0, 1, 3}; len(first) != 3 || first[0] != 0 || first[1] != 1 || first[2] != 3 {
+		t.Fatalf("first occurrences %v, want %v", first, want)
+	}
+	if r, _ := xg.Dims(); r != 3 || xg.At(2, 1) != 1 || len(dg[0]) != 3 || dg[0][0] != true || dg[0][2] != false {
+		t.Fatalf("distinct rows %v, patterns %v", mat.Formatted(xg), dg)
+	}
+}
