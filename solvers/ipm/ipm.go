@@ -328,10 +328,10 @@ type netCone struct {
 	// program. SolvePooled's X holds the distinct rows of its stacked
 	// matrix instead and its F is given (fvt, fvtF): the products with F
 	// then go through F_vᵀ, not through the rows of X.
-	nr   int
-	fvtF bool
-	pd   []float64 // dP: v − w (fvtF)
-	ry   []float64 // n: y∘z on the margin rows (fvtF)
+	nr            int
+	fvtF          bool
+	pd            []float64 // dP: v − w (fvtF)
+	ry            []float64 // n: y∘z on the margin rows (fvtF)
 	hinge         bool
 	nu, nx, m     int
 	rowXi, rowMar int // first ξ ≥ 0 row and first margin row
