@@ -272,7 +272,7 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 	cm, isCNN := in.gen.(cnnModel)
 	if solver == "auto" {
 		solver = "admm"
-		if general.InteriorPointFits(gp) || (isCNN && cm.p.Pool == cnn.AvgPool && (gp.Loss == solvers.SquaredLoss || gp.Loss == solvers.HingeLoss)) {
+		if (isCNN && cm.p.InteriorPointFits()) || (!isCNN && general.InteriorPointFits(gp)) {
 			solver = "ipm"
 		}
 		if gap == 0 {

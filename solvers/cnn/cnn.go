@@ -364,7 +364,8 @@ func (p *Problem) avgProgram() (*general.Program, error) {
 	f, nk := p.Filter(), len(p.Patches)
 	x := p.stackedPatches()
 	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
-	var fterms, gterms []general.MaskTerm
+	var fterms []general.MaskTerm
+	var gs []*general.Masked
 	for i, signs := range p.Signs {
 		fm, gm := make([]float64, n*nk), make([]float64, n*nk)
 		for k := range p.Patches {
@@ -380,15 +381,15 @@ func (p *Problem) avgProgram() (*general.Program, error) {
 			return nil, err
 		}
 		gp.Groups = append(gp.Groups, general.Group{Size: f, G: g})
+		gs = append(gs, g)
 		fterms = append(fterms, general.MaskTerm{In: i, Mask: fm})
-		gterms = append(gterms, general.MaskTerm{In: i, Out: i, Mask: gm})
 	}
 	np := len(p.Signs)
 	var err error
 	if gp.F, err = general.NewMasked(x, nk, np, 1, fterms); err != nil {
 		return nil, err
 	}
-	if gp.BlockG, err = general.NewMasked(x, 1, np, np, gterms); err != nil {
+	if gp.BlockG, err = general.BlockDiagonal(gs); err != nil {
 		return nil, err
 	}
 	return gp, gp.Validate()

@@ -77,3 +77,17 @@ func (p *Problem) SolveInteriorPoint(ctx context.Context, tol float64) (*general
 	out.Bound = b
 	return out, err
 }
+
+// InteriorPointFits reports whether SolveInteriorPoint takes p: with
+// average pooling every squared or hinge program (its cost is linear in
+// the patches), with max pooling those general.InteriorPointFits takes.
+func (p *Problem) InteriorPointFits() bool {
+	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
+		return false
+	}
+	if p.Pool == AvgPool {
+		return true
+	}
+	gp, err := p.Program()
+	return err == nil && general.InteriorPointFits(gp)
+}

@@ -150,3 +150,26 @@ func (m *Masked) Dense() *mat.Dense {
 	}
 	return a
 }
+
+// BlockDiagonal returns blkdiag(A_1, …, A_K) of Masked operators on one
+// data matrix X with one fold, as one Masked operator: block g's input and
+// output blocks follow those of the blocks before it. With the groups'
+// constraint blocks it is Program.BlockG.
+func BlockDiagonal(blocks []*Masked) (*Masked, error) {
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("general: BlockDiagonal of no blocks")
+	}
+	x, fold := blocks[0].x, blocks[0].fold
+	var terms []MaskTerm
+	in, out := 0, 0
+	for g, b := range blocks {
+		if b.x != x || b.fold != fold {
+			return nil, fmt.Errorf("general: BlockDiagonal: block %d is on another data matrix or fold than block 0", g)
+		}
+		for _, t := range b.terms {
+			terms = append(terms, MaskTerm{In: in + t.In, Out: out + t.Out, Mask: t.Mask})
+		}
+		in, out = in+b.in, out+b.out
+	}
+	return NewMasked(x, fold, in, out, terms)
+}

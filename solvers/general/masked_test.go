@@ -92,3 +92,27 @@ func testMaskedProducts(t *testing.T, fold int) {
 		t.Fatalf("fold %d: products differ from the dense matrix's", fold)
 	}
 }
+
+// BlockDiagonal's products are the blocks' own, each on its part.
+func TestMaskedBlockDiagonal(t *testing.T) {
+	x := mat.NewDense(3, 2, []float64{1, 2, -1, 0.5, 3, -2})
+	a, _ := NewMasked(x, 1, 1, 2, []MaskTerm{{Mask: []float64{1, -1, 0}}, {Out: 1, Mask: []float64{0, 2, 1}}})
+	b, _ := NewMasked(x, 1, 2, 1, []MaskTerm{{Mask: []float64{1, 1, 1}}, {In: 1, Mask: []float64{-1, 0, 1}}})
+	bd, err := BlockDiagonal([]*Masked{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mat.NewDense(9, 6, nil)
+	want.Slice(0, 6, 0, 2).(*mat.Dense).Copy(a.Dense())
+	want.Slice(6, 9, 2, 6).(*mat.Dense).Copy(b.Dense())
+	if !mat.Equal(bd.Dense(), want) {
+		t.Fatalf("block diagonal\n%v\nwant\n%v", mat.Formatted(bd.Dense()), mat.Formatted(want))
+	}
+	other, _ := NewMasked(mat.DenseCopyOf(x), 1, 1, 1, []MaskTerm{{Mask: []float64{1, 1, 1}}})
+	if _, err := BlockDiagonal([]*Masked{a, other}); err == nil || !strings.Contains(err.Error(), "another data matrix") {
+		t.Errorf("blocks on two matrices: error %v", err)
+	}
+	if _, err := BlockDiagonal(nil); err == nil {
+		t.Error("no blocks: no error")
+	}
+}

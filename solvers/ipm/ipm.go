@@ -373,13 +373,17 @@ type netCone struct {
 	tden                   []float64 // per group 1 + 2‖w̄₁‖²
 }
 
-func newNetCone(p *solvers.Program) *netCone {
+func newNetCone(p *solvers.Program) *netCone { return newNetConeLoss(p, nil) }
+
+// newNetConeLoss is the cone form of p's own loss (hinge, or squared: h = 1,
+// r = −y, offset ½‖y‖²), with F given as fvt when not nil (newNetConeF).
+func newNetConeLoss(p *solvers.Program, fvt *blas64.General) *netCone {
 	if p.Loss == solvers.HingeLoss {
-		return newNetConeModel(p, nil, nil, 0)
+		return newNetConeF(p, fvt, nil, nil, 0)
 	}
 	r := make([]float64, len(p.Y))
 	floats.ScaleTo(r, -1, p.Y)
-	return newNetConeModel(p, nil, r, 0.5*floats.Dot(p.Y, p.Y))
+	return newNetConeF(p, fvt, nil, r, 0.5*floats.Dot(p.Y, p.Y))
 }
 
 // newNetConeModel returns the cone form of p, whose loss, unless it is the

@@ -43,7 +43,7 @@ func MemoryEstimate(p *solvers.Program) (int64, string) {
 }
 
 // netConeMemory is MemoryEstimate for nr pattern rows per group and n
-// samples (SolvePooled: nr = fold·n).
+// samples (SolvePooled: nr distinct rows of its stacked matrix).
 func netConeMemory(nr, n, d, np int) (int64, string) {
 	dp := float64(d * np)
 	nf, rf := float64(n), float64(nr)

@@ -9,25 +9,10 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
-	"github.com/convexnn/convexnn/solvers/certify"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
-
-// PooledResult is the outcome of SolvePooled: the groups v_i, w_i (P×d),
-// the objective, the method's status and gap, and its multipliers (Dual:
-// Alpha is 2P×nr, one row per group over the pattern rows; Mu the hinge
-// loss's dual per sample).
-type PooledResult struct {
-	Status     Status
-	Weights    solvers.Weights
-	Objective  float64
-	Gap        float64
-	Iterations int
-	Seconds    float64
-	Dual       *certify.Hint
-}
 
 // SolvePooled solves the two-layer program of eq. (convex_general) whose
 // predictions pool over the rows of a stacked data matrix: X (nr×d) stacks
@@ -48,8 +33,10 @@ type PooledResult struct {
 // entries. Rows that repeat with the same pattern entries (the blank
 // patches of digits) are the same constraint: the cone program keeps one
 // of each, and F, which needs them all, enters through F_vᵀ (dP×n). The
-// squared and hinge losses only.
-func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, o Options) (*PooledResult, error) {
+// squared and hinge losses only. The Result's Dual has the multipliers of
+// all nr rows (Alpha 2P×nr; a repeated row's on its first occurrence) and
+// no Bound: solvers/cnn certifies through the general program.
+func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, o Options) (*Result, error) {
 	start := time.Now()
 	if x == nil {
 		return nil, errors.New("ipm: SolvePooled: no data matrix X")
@@ -106,40 +93,27 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	// The program's fields as netCone reads them: the distinct rows, their
 	// patterns and the n labels.
 	p := &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
-	var nc *netCone
-	if loss == solvers.HingeLoss {
-		nc = newNetConeF(p, &fvt, nil, nil, 0)
-	} else {
-		r := make([]float64, n)
-		floats.ScaleTo(r, -1, y)
-		nc = newNetConeF(p, &fvt, nil, r, 0.5*floats.Dot(y, y))
-	}
+	nc := newNetConeLoss(p, &fvt)
 	sol, err := solveCone(ctx, nc.problem(), o)
 	if sol == nil {
 		return nil, err
 	}
-	res := &PooledResult{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
-	res.Weights = solvers.Weights{V: mat.NewDense(np, dim, nil), W: mat.NewDense(np, dim, nil)}
-	if sol.status != PrimalInfeasible && sol.status != DualInfeasible {
-		for i := 0; i < np; i++ {
-			copy(res.Weights.V.RawRowView(i), sol.x[i*dim:(i+1)*dim])
-			copy(res.Weights.W.RawRowView(i), sol.x[(np+i)*dim:(np+i+1)*dim])
-		}
-	} else if err == nil {
-		err = fmt.Errorf("ipm: interior point reports the pooled program %v, which it is not: numerical failure", sol.status)
-	}
 	// The objective at the weights, with the pooled predictions.
-	u := make([]float64, nc.nu)
-	copy(u, sol.x[:nc.nu])
-	if res.Status == PrimalInfeasible || res.Status == DualInfeasible {
-		clear(u)
+	objective := func(wt solvers.Weights) (float64, error) {
+		u := make([]float64, nc.nu)
+		for i := 0; i < np; i++ {
+			copy(u[i*dim:(i+1)*dim], wt.V.RawRowView(i))
+			copy(u[(np+i)*dim:(np+i+1)*dim], wt.W.RawRowView(i))
+		}
+		nc.fuOf(u, false)
+		var reg float64
+		for j := 0; j < nc.ng; j++ {
+			reg += floats.Norm(u[j*dim:(j+1)*dim], 2)
+		}
+		return loss.Value(nc.fu, y) + beta*reg, nil
 	}
-	nc.fuOf(u, false)
-	var reg float64
-	for j := 0; j < nc.ng; j++ {
-		reg += floats.Norm(u[j*dim:(j+1)*dim], 2)
-	}
-	res.Objective = loss.Value(nc.fu, y) + beta*reg
+	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
+	err = res.finish(p, "pooled program", sol.x, objective, err)
 	if len(sol.z) == nc.m {
 		// The multipliers of the distinct rows go to their first
 		// occurrences (a repeated row's multipliers only count summed).

@@ -290,7 +290,8 @@ func (p *Problem) Program() (*general.Program, error) {
 	n, d := p.X.Dims()
 	m := p.M1
 	gp := &general.Program{Y: p.Y, Loss: p.Loss, Beta: p.Beta}
-	var fterms, all []general.MaskTerm
+	var fterms []general.MaskTerm
+	var gs []*general.Masked
 	for i, t := range p.Tuples {
 		var gterms []general.MaskTerm
 		for j := 0; j < m; j++ {
@@ -316,16 +317,14 @@ func (p *Problem) Program() (*general.Program, error) {
 			return nil, err
 		}
 		gp.Groups = append(gp.Groups, general.Group{Size: d * m, G: g})
-		for _, t := range gterms {
-			all = append(all, general.MaskTerm{In: i*m + t.In, Out: i*(m+1) + t.Out, Mask: t.Mask})
-		}
+		gs = append(gs, g)
 	}
 	nt := len(p.Tuples)
 	f, err := general.NewMasked(p.X, 1, nt*m, 1, fterms)
 	if err != nil {
 		return nil, err
 	}
-	if gp.BlockG, err = general.NewMasked(p.X, 1, nt*m, nt*(m+1), all); err != nil {
+	if gp.BlockG, err = general.BlockDiagonal(gs); err != nil {
 		return nil, err
 	}
 	gp.F = f
