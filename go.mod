@@ -9,12 +9,14 @@ tool (
 )
 
 require (
+	codeberg.org/sbinet/npyio v0.14.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/janpfeifer/gonb v0.11.5
 	golang.org/x/image v0.30.0
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -47,6 +49,7 @@ require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.6.0 // indirect
+	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
@@ -68,7 +71,6 @@ require (
 	golang.org/x/tools v0.47.1-0.20260707181000-a299dadba899 // indirect
 	golang.org/x/tools/gopls v0.23.0 // indirect
 	golang.org/x/vuln v1.4.0 // indirect
-	gonum.org/v1/netlib v0.0.0-20230729102104-8b8060e7531f // indirect
 	honnef.co/go/tools v0.8.0-rc.1 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	mvdan.cc/gofumpt v0.10.0 // indirect

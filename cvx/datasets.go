@@ -108,9 +108,12 @@ func pixelRange(x *mat.Dense) (lo, hi float64) {
 
 func className(s *data.Set, v float64) string {
 	switch {
-	case v > 0 && s.Classes[1] != "":
+	case s.Coding == data.ClassIndex && v >= 0 && int(v) < len(s.Classes) && float64(int(v)) == v:
+		return s.Classes[int(v)]
+	case s.Coding == data.ClassIndex:
+	case v > 0 && len(s.Classes) == 2 && s.Classes[1] != "":
 		return s.Classes[1]
-	case v <= 0 && s.Classes[0] != "":
+	case v <= 0 && len(s.Classes) == 2 && s.Classes[0] != "":
 		return s.Classes[0]
 	}
 	return fmt.Sprintf("y = %g", v)

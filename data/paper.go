@@ -150,7 +150,7 @@ var paperSets = map[string]paperSet{
 			if err != nil {
 				return nil, err
 			}
-			tr.Classes, others[0].Classes = [2]string{"benign", "malignant"}, [2]string{"benign", "malignant"}
+			tr.Classes, others[0].Classes = []string{"benign", "malignant"}, []string{"benign", "malignant"}
 			return &Split{Train: tr, Test: others[0]}, nil
 		},
 	},

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Labels selects how binary class labels are coded.
+// Labels selects how class labels are coded.
 type Labels int
 
 const (
@@ -19,10 +19,25 @@ const (
 	PlusMinus Labels = iota
 	// ZeroOne codes them as 0 and 1, for the binary cross-entropy loss.
 	ZeroOne
+	// ClassIndex codes c classes as 0, 1, …, c−1 (multi-class sets, and
+	// tables as read, before Recode).
+	ClassIndex
 )
 
+func (l Labels) String() string {
+	switch l {
+	case PlusMinus:
+		return "±1"
+	case ZeroOne:
+		return "0/1"
+	case ClassIndex:
+		return "class index"
+	}
+	return fmt.Sprintf("Labels(%d)", int(l))
+}
+
 func (l Labels) values() (neg, pos float64) {
-	if l == ZeroOne {
+	if l == ZeroOne || l == ClassIndex {
 		return 0, 1
 	}
 	return -1, 1
@@ -40,10 +55,16 @@ type Set struct {
 	Shape [3]int
 	// Features names the columns of a tabular set (nil for images).
 	Features []string
-	// Classes names the negative and positive class of a binary set.
-	Classes [2]string
+	// Classes names the classes: for a binary set (Coding PlusMinus or
+	// ZeroOne) the negative and the positive class, for ClassIndex class
+	// c is Classes[c]. Nil for regression targets.
+	Classes []string
+	// Coding says how Y codes the classes.
+	Coding Labels
 	// Bias is true when the last column of X is a column of ones.
 	Bias bool
+	// Scaling is the affine map the features went through (nil: none).
+	Scaling *Scaling
 }
 
 // Dims returns the number of rows n and features d.
@@ -61,7 +82,8 @@ func (s *Set) ClassCounts() map[float64]int {
 func (s *Set) clone(x *mat.Dense, y []float64) *Set {
 	t := *s
 	t.X, t.Y = x, y
-	t.Features = append([]string(nil), s.Features...)
+	t.Features = slices.Clone(s.Features)
+	t.Classes = slices.Clone(s.Classes)
 	return &t
 }
 
@@ -97,14 +119,24 @@ func (im *Images) Binary(neg, pos uint8, l Labels) (*Set, error) {
 			dst[j] = float64(p)
 		}
 	}
-	return &Set{X: x, Y: y, Shape: [3]int{im.Channels, im.Height, im.Width}, Classes: [2]string{im.ClassName(neg), im.ClassName(pos)}}, nil
+	return &Set{X: x, Y: y, Shape: [3]int{im.Channels, im.Height, im.Width}, Classes: []string{im.ClassName(neg), im.ClassName(pos)}, Coding: l}, nil
 }
 
 // ScalePixels divides every entry by 255, mapping 8-bit pixels to [0, 1].
 func (s *Set) ScalePixels() *Set {
 	x := mat.DenseCopyOf(s.X)
 	x.Scale(1.0/255, x)
-	return s.clone(x, append([]float64(nil), s.Y...))
+	t := s.clone(x, append([]float64(nil), s.Y...))
+	_, d := x.Dims()
+	if s.Bias {
+		d--
+	}
+	shift, scale := make([]float64, d), make([]float64, d)
+	for j := range scale {
+		scale[j] = 255
+	}
+	t.Scaling = s.Scaling.then(shift, scale)
+	return t
 }
 
 // Stride downsamples images by keeping every k-th row and column of every
@@ -132,7 +164,7 @@ func (s *Set) Stride(k int) (*Set, error) {
 		}
 	}
 	t := s.clone(x, append([]float64(nil), s.Y...))
-	t.Shape = [3]int{c, h2, w2}
+	t.Shape, t.Scaling = [3]int{c, h2, w2}, nil
 	return t, nil
 }
 
@@ -180,7 +212,7 @@ func (s *Set) Resize(h2, w2 int) (*Set, error) {
 		}
 	}
 	t := s.clone(x, append([]float64(nil), s.Y...))
-	t.Shape = [3]int{c, h2, w2}
+	t.Shape, t.Scaling = [3]int{c, h2, w2}, nil
 	return t, nil
 }
 
@@ -244,6 +276,10 @@ func (s *Set) Standardize(others ...*Set) (*Set, []*Set, error) {
 	if s.Bias {
 		mean[d-1], sd[d-1] = 0, 1
 	}
+	fd := d
+	if s.Bias {
+		fd--
+	}
 	apply := func(t *Set) *Set {
 		x := mat.DenseCopyOf(t.X)
 		rows, _ := x.Dims()
@@ -253,7 +289,9 @@ func (s *Set) Standardize(others ...*Set) (*Set, []*Set, error) {
 				row[j] = (row[j] - mean[j]) / sd[j]
 			}
 		}
-		return t.clone(x, append([]float64(nil), t.Y...))
+		u := t.clone(x, append([]float64(nil), t.Y...))
+		u.Scaling = s.Scaling.then(mean[:fd], sd[:fd])
+		return u
 	}
 	out := make([]*Set, len(others))
 	for i, o := range others {

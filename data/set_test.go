@@ -2,6 +2,7 @@ package data
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestBinaryAndScale(t *testing.T) {
 	if n, d := s.Dims(); n != 6 || d != 16 || s.Shape != [3]int{1, 4, 4} {
 		t.Fatalf("binary set %d×%d shape %v", n, d, s.Shape)
 	}
-	if s.Classes != [2]string{"zero", "two"} || s.Y[0] != -1 || s.Y[1] != 1 {
+	if !slices.Equal(s.Classes, []string{"zero", "two"}) || s.Y[0] != -1 || s.Y[1] != 1 {
 		t.Fatalf("classes %v labels %v", s.Classes, s.Y)
 	}
 	if s.X.At(1, 3) != float64(im.Image(2)[3]) {

@@ -66,5 +66,5 @@ func (t *Table) Binary(label string, l Labels) (*Set, error) {
 			jj++
 		}
 	}
-	return &Set{X: x, Y: y, Features: feats}, nil
+	return &Set{X: x, Y: y, Features: feats, Coding: l}, nil
 }
