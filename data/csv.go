@@ -101,6 +101,9 @@ type CSV struct {
 	NoHeader bool
 	// Label is the label column (the last column when zero).
 	Label Column
+	// Unlabelled says every column is a feature (data to predict on): the
+	// Set has no labels.
+	Unlabelled bool
 }
 
 // missingCells are the spellings of a missing value that ReadCSV refuses by
@@ -169,16 +172,21 @@ func ParseCSV(raw []byte, opt CSV) (*Set, error) {
 			header[j] = strings.TrimSpace(h)
 		}
 	}
-	if len(header) < 2 {
-		return nil, fmt.Errorf("line %d has %d column; need at least one feature and the label (is the delimiter %q right?)", firstLine, len(header), delim)
-	}
 	n, d := tab.len()-start, len(header)-1
+	lab := -1
+	if opt.Unlabelled {
+		d++
+	} else {
+		if len(header) < 2 {
+			return nil, fmt.Errorf("line %d has %d column; need at least one feature and the label (is the delimiter %q right?)", firstLine, len(header), delim)
+		}
+		var err error
+		if lab, err = opt.Label.resolve(header); err != nil {
+			return nil, fmt.Errorf("label column: %w", err)
+		}
+	}
 	if n == 0 {
 		return nil, errors.New("no data rows after the header")
-	}
-	lab, err := opt.Label.resolve(header)
-	if err != nil {
-		return nil, fmt.Errorf("label column: %w", err)
 	}
 	x := mat.NewDense(n, d, nil)
 	labels := make([]string, n)
@@ -188,7 +196,7 @@ func ParseCSV(raw []byte, opt CSV) (*Set, error) {
 			feats = append(feats, h)
 		}
 	}
-	err = parallelRows(n, func(lo, hi int) error {
+	err := parallelRows(n, func(lo, hi int) error {
 		var buf []string
 		for i := lo; i < hi; i++ {
 			buf = tab.cells(start+i, buf)
@@ -211,7 +219,7 @@ func ParseCSV(raw []byte, opt CSV) (*Set, error) {
 				dst[e] = v
 				e++
 			}
-			if labels[i] == "" || missingCells[strings.ToLower(labels[i])] {
+			if lab >= 0 && (labels[i] == "" || missingCells[strings.ToLower(labels[i])]) {
 				return fmt.Errorf("line %d, label column %q: missing label %q", line, header[lab], labels[i])
 			}
 		}
@@ -219,6 +227,9 @@ func ParseCSV(raw []byte, opt CSV) (*Set, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if lab < 0 {
+		return &Set{X: x, Features: feats}, nil
 	}
 	y, classes, err := ClassLabels(labels)
 	if err != nil {

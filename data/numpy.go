@@ -29,6 +29,9 @@ type NumPy struct {
 	// empty keys try the usual names (x, X, features, data; y, Y, labels,
 	// target).
 	XKey, YKey string
+	// Unlabelled says the file holds features only (data to predict on):
+	// the Set has no labels.
+	Unlabelled bool
 }
 
 var (
@@ -61,7 +64,7 @@ func ReadNumPy(path string, opt NumPy) (*Set, error) {
 		feat, lab, err = readNPZ(path, opt)
 	case ".npy":
 		feat, err = readNPYFile(path)
-		if err == nil && opt.Labels != "" {
+		if err == nil && opt.Labels != "" && !opt.Unlabelled {
 			lab, err = readNPYFile(opt.Labels)
 		}
 	default:
@@ -140,6 +143,9 @@ func readNPZ(path string, opt NumPy) (feat, lab *numpyArray, err error) {
 	}
 	if feat, err = read(ff); err != nil {
 		return nil, nil, err
+	}
+	if opt.Unlabelled {
+		return feat, nil, nil
 	}
 	if opt.Labels != "" {
 		lab, err = readNPYFile(opt.Labels)
@@ -301,7 +307,7 @@ func numpySet(feat, lab *numpyArray, opt NumPy) (*Set, error) {
 	switch {
 	case len(sh) < 2:
 		return nil, fmt.Errorf("features of shape %v: need a 2-D array (rows × features) or images", sh)
-	case len(sh) == 2 && lab == nil:
+	case len(sh) == 2 && lab == nil && !opt.Unlabelled:
 		n, c := sh[0], sh[1]
 		if c < 2 {
 			return nil, fmt.Errorf("array of shape %v holds no feature beside its label column (give the labels separately)", sh)
@@ -347,6 +353,12 @@ func numpySet(feat, lab *numpyArray, opt NumPy) (*Set, error) {
 			return nil, fmt.Errorf("features of shape %v are empty", sh)
 		}
 		x = mat.NewDense(n, d, feat.values)
+		if opt.Unlabelled {
+			break
+		}
+		if lab == nil {
+			return nil, fmt.Errorf("features of shape %v need their labels in a separate array (the Labels file or an .npz label key)", sh)
+		}
 		if len(lab.shape) != 1 && !(len(lab.shape) == 2 && lab.shape[1] == 1) {
 			return nil, fmt.Errorf("labels of shape %v: need one label per row (shape (%d,))", lab.shape, n)
 		}
@@ -371,6 +383,9 @@ func numpySet(feat, lab *numpyArray, opt NumPy) (*Set, error) {
 				return nil, fmt.Errorf("row %d, feature %d is %v: features must be finite", i, j, v)
 			}
 		}
+	}
+	if opt.Unlabelled {
+		return &Set{X: x, Shape: shape}, nil
 	}
 	for i, l := range labels {
 		if l == "NaN" || strings.TrimSpace(l) == "" {

@@ -65,6 +65,29 @@ func TestReadNumPy(t *testing.T) {
 	}
 }
 
+func TestReadUnlabelled(t *testing.T) {
+	s, err := ReadNumPy(numpyFixture("features.npy"), NumPy{Unlabelled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "npy", s.X, fixtureX)
+	if s.Y != nil || s.Classes != nil {
+		t.Fatalf("unlabelled set has labels %v classes %v", s.Y, s.Classes)
+	}
+	z, err := ReadNumPy(numpyFixture("set.npz"), NumPy{Unlabelled: true})
+	if err != nil || z.Y != nil {
+		t.Fatalf("npz: %v %v", z, err)
+	}
+	c, err := ParseCSV([]byte("a,b\n1,2\n3,4\n"), CSV{Unlabelled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, "csv", c.X, [][]float64{{1, 2}, {3, 4}})
+	if c.Y != nil || len(c.Features) != 2 {
+		t.Fatalf("unlabelled csv: labels %v features %v", c.Y, c.Features)
+	}
+}
+
 func TestReadNumPyImages(t *testing.T) {
 	hwc, err := ReadNumPy(numpyFixture("images_hwc.npy"), NumPy{Labels: numpyFixture("labels4.npy")})
 	if err != nil {
@@ -119,6 +142,7 @@ func TestReadNumPyErrors(t *testing.T) {
 		{numpyFixture("features.npy"), NumPy{Labels: one}, "at least 2 classes"},
 		{numpyFixture("labels.npy"), NumPy{}, "need numbers"},
 		{numpyFixture("labels_int.npy"), NumPy{}, "need a 2-D array"},
+		{numpyFixture("images_hwc.npy"), NumPy{}, "need their labels"},
 		{numpyFixture("set.npz"), NumPy{XKey: "nope"}, `no array "nope"`},
 		{numpyFixture("named.npz"), NumPy{}, "no features array"},
 		{trunc, NumPy{Labels: numpyFixture("labels.npy")}, "truncated"},

@@ -122,6 +122,33 @@ func (im *Images) Binary(neg, pos uint8, l Labels) (*Set, error) {
 	return &Set{X: x, Y: y, Shape: [3]int{im.Channels, im.Height, im.Width}, Classes: []string{im.ClassName(neg), im.ClassName(pos)}, Coding: l}, nil
 }
 
+// Multiclass returns every image as a Set with class-index labels
+// 0 … c−1 (Coding ClassIndex; Classes names them), pixels as stored.
+func (im *Images) Multiclass() (*Set, error) {
+	n, d := im.Len(), im.Size()
+	if n == 0 || len(im.Labels) != n {
+		return nil, fmt.Errorf("data: Multiclass: %d images with %d labels", n, len(im.Labels))
+	}
+	c := 0
+	for _, l := range im.Labels {
+		c = max(c, int(l)+1)
+	}
+	classes := make([]string, c)
+	for l := range classes {
+		classes[l] = im.ClassName(uint8(l))
+	}
+	x := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for k := 0; k < n; k++ {
+		row := x.RawRowView(k)
+		for j, p := range im.Image(k) {
+			row[j] = float64(p)
+		}
+		y[k] = float64(im.Labels[k])
+	}
+	return &Set{X: x, Y: y, Shape: [3]int{im.Channels, im.Height, im.Width}, Classes: classes, Coding: ClassIndex}, nil
+}
+
 // ScalePixels divides every entry by 255, mapping 8-bit pixels to [0, 1].
 func (s *Set) ScalePixels() *Set {
 	x := mat.DenseCopyOf(s.X)

@@ -270,3 +270,23 @@ func TestSyntheticSets(t *testing.T) {
 		t.Fatal("Step1D flat regions wrong")
 	}
 }
+
+func TestMulticlass(t *testing.T) {
+	im := imagesFixture(9, 1, 4, 4)
+	s, err := im.Multiclass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, d := s.Dims(); n != 9 || d != 16 || s.Coding != ClassIndex || s.NumClasses() != 3 || s.Classes[2] != "two" {
+		t.Fatalf("multi-class set %d×%d, coding %v, classes %v", n, d, s.Coding, s.Classes)
+	}
+	for k, y := range s.Y {
+		if y != float64(k%3) || s.X.At(k, 5) != float64(im.Image(k)[5]) {
+			t.Fatalf("row %d: label %v", k, y)
+		}
+	}
+	two, err := s.PickClasses(PlusMinus, "zero", "two")
+	if err != nil || two.NumClasses() != 2 || two.Y[1] != 1 || two.Coding != PlusMinus {
+		t.Fatalf("PickClasses: %v %v", two, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -68,7 +69,23 @@ func (e *FewPatternsError) Error() string {
 // found together with a *FewPatternsError, so that a caller can proceed
 // knowingly.
 func SamplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, error) {
-	return samplePatterns(x, p, seed, maxDraws, false)
+	d, _, err := samplePatterns(x, p, seed, maxDraws, false)
+	return d, err
+}
+
+// SampleGates is SamplePatterns that also returns the vectors a_h that drew
+// the kept patterns, as the columns of G (d×len(patterns)): a gated network
+// needs them to gate new inputs, D(x) = 1[xᵀa_h ≥ 0].
+func SampleGates(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, *mat.Dense, error) {
+	d, vecs, err := samplePatterns(x, p, seed, maxDraws, false)
+	if len(vecs) == 0 {
+		return d, nil, err
+	}
+	g := mat.NewDense(len(vecs[0]), len(vecs), nil)
+	for j, v := range vecs {
+		g.SetCol(j, v)
+	}
+	return d, g, err
 }
 
 // SampleAnchoredPatterns is SamplePatterns for hyperplanes through the data:
@@ -83,18 +100,20 @@ func SamplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, e
 // data rather than beside it. Seed, maxDraws, the prefix property and
 // *FewPatternsError are as for SamplePatterns.
 func SampleAnchoredPatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Patterns, error) {
-	return samplePatterns(x, p, seed, maxDraws, true)
+	d, _, err := samplePatterns(x, p, seed, maxDraws, true)
+	return d, err
 }
 
-func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored bool) (Patterns, error) {
+// samplePatterns returns the patterns and the vectors a_h that drew them.
+func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored bool) (Patterns, [][]float64, error) {
 	if err := patCheckMatrix("X", x); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p < 1 {
-		return nil, fmt.Errorf("solvers: asked for %d activation patterns, need p ≥ 1", p)
+		return nil, nil, fmt.Errorf("solvers: asked for %d activation patterns, need p ≥ 1", p)
 	}
 	if maxDraws < 0 {
-		return nil, fmt.Errorf("solvers: maxDraws = %d, need maxDraws ≥ 0 (0 for the default)", maxDraws)
+		return nil, nil, fmt.Errorf("solvers: maxDraws = %d, need maxDraws ≥ 0 (0 for the default)", maxDraws)
 	}
 	if maxDraws == 0 {
 		maxDraws = 10000
@@ -114,6 +133,7 @@ func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored boo
 	set := newPatCellSet(n)
 	bits := make([]uint64, set.w)
 	var out Patterns
+	var vecs [][]float64
 	draws := 0
 	for draws < maxDraws && len(out) < p {
 		b := min(batch, maxDraws-draws)
@@ -137,13 +157,14 @@ func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored boo
 			patSignBits(bits, zv.RawRowView(j))
 			if set.add(bits) {
 				out = append(out, patFromBits(bits, n))
+				vecs = append(vecs, slices.Clone(gv.RawRowView(j)))
 			}
 		}
 	}
 	if len(out) < p {
-		return out, &FewPatternsError{Asked: p, Found: len(out), Draws: draws}
+		return out, vecs, &FewPatternsError{Asked: p, Found: len(out), Draws: draws}
 	}
-	return out, nil
+	return out, vecs, nil
 }
 
 // PatternsFromWeights returns the distinct patterns diag(1[X u_j ≥ 0]) of the

@@ -684,3 +684,36 @@ func TestPatternBound(t *testing.T) {
 		}
 	}
 }
+
+// SampleGates returns the patterns SamplePatterns does, with vectors that
+// reproduce them.
+func TestSampleGates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := mat.NewDense(30, 3, nil)
+	for i := range x.RawMatrix().Data {
+		x.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	want, err := SamplePatterns(x, 12, 9, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, g, err := SampleGates(x, 12, 9, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c := g.Dims(); r != 3 || c != 12 || len(got) != 12 {
+		t.Fatalf("gates %d×%d for %d patterns", r, c, len(got))
+	}
+	var z mat.Dense
+	z.Mul(x, g)
+	for i := range got {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("pattern %d differs from SamplePatterns'", i)
+		}
+		for k := 0; k < 30; k++ {
+			if (z.At(k, i) >= 0) != got[i][k] {
+				t.Fatalf("gate %d does not reproduce its pattern at row %d", i, k)
+			}
+		}
+	}
+}

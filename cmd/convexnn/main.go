@@ -16,6 +16,10 @@
 //	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
 //	    attacks the network of a solve result on the problem's data (FGSM or
 //	    PGD on its loss) and prints the clean and attacked accuracies as JSON.
+//	convexnn predict -network FILE -data FILE.csv|.npy|.npz [-label-column NAME] [-out predictions.json]
+//	    scores a data file with a saved network (a network file of package
+//	    solvers/netfile, or a solve result): per row the predicted class or
+//	    value and the scores; with labels, the accuracy and confusion matrix.
 //	convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>...
 //	    runs experiments of the paper (the tables table2-mnist … table5-cifar-adv
 //	    and scp-mnist, fig-admm-complexity, the figure notebooks fig-*, or all)
@@ -48,6 +52,7 @@ const usage = `usage:
   convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
+  convexnn predict -network FILE -data FILE.csv|.npy|.npz [-label-column NAME|INDEX] [-labels FILE.npy] [-delimiter C] [-no-header] [-out predictions.json]
   convexnn reproduce [-size paper|small] [-out out] [-runs N] [-cpuprofile F] <experiment>... (table2-mnist,
         table3-fmnist, table3-fmnist-ds, table3-cifar-ds, table4-bce, table5-cifar-adv, scp-mnist,
         fig-admm-complexity, fig-admm-conv, fig-stability, fig-admm-acc, fig-scp, fig-2d-toy, fig-landscapes,
@@ -72,6 +77,8 @@ func main() {
 		err = attackCommand(ctx, os.Args[2:], os.Stdout)
 	case "data":
 		err = dataCommand(ctx, os.Args[2:], os.Stdout)
+	case "predict":
+		err = predictCommand(ctx, os.Args[2:], os.Stdout)
 	case "reproduce":
 		err = reproduceCommand(ctx, os.Args[2:], os.Stdout)
 	case "bench":

@@ -301,6 +301,9 @@ func CVXOPTGeneral[B Operator](t *testing.T, f Operator, sizes []int, blocks []B
 		}
 		in.G = append(in.G, blk)
 	}
+	for len(in.G) < len(sizes) {
+		in.G = append(in.G, [][]float64{}) // no constraint on this group
+	}
 	var res CVXOPTResult
 	runOracle(t, "ctgeneral", in, &res)
 	return res

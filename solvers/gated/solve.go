@@ -1,0 +1,426 @@
+package gated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Options control Solve.
+type Options struct {
+	// Tol is the certified relative gap at which Solve stops (1e-6 when 0).
+	Tol float64
+	// MaxIter caps the proximal steps (10 000 when 0).
+	MaxIter int
+	// CertifyEvery is the number of steps between certificates (10 when 0;
+	// each costs one more product with Xᵀ).
+	CertifyEvery int
+	// Start warm-starts from these weights (nil: zero).
+	Start Weights
+	// Progress, when set, is called after every certificate.
+	Progress func(Iterate)
+}
+
+// Iterate is one certified step of Solve.
+type Iterate struct {
+	Iter      int
+	Objective float64
+	Cert      Certificate
+	Active    int // gates with a nonzero weight block
+	Elapsed   time.Duration
+}
+
+// Result is what Solve returns: the best weights seen, their certificate
+// and the history of certified steps.
+type Result struct {
+	W          Weights
+	Objective  float64
+	Cert       Certificate
+	Iterations int
+	History    []Iterate
+}
+
+// solver holds Solve's state in the eigenbasis Q of A = XᵀX (X̂ = XQ,
+// Ŵ_i = QᵀW_i; group norms are the same in both bases).
+type solver struct {
+	p       *Problem
+	n, d, c int
+	np      int
+	q       *mat.Dense // d×d eigenvectors of XᵀX
+	lam     []float64  // its eigenvalues, ≥ 0
+	xh      *mat.Dense // X̂ = XQ, n×d
+	z       *mat.Dense // n×Pc products X̂·[Ŵ_1 … Ŵ_P]
+	m       *mat.Dense // n×Pc masked gradients [D_1G … D_PG]
+	gates   solvers.Patterns
+}
+
+func newSolver(p *Problem) (*solver, error) {
+	n, d, np, c := p.Dims()
+	s := &solver{p: p, n: n, d: d, c: c, np: np, gates: p.Gates}
+	var a mat.SymDense
+	a.SymOuterK(1, p.X.T())
+	var eig mat.EigenSym
+	if !eig.Factorize(&a, true) {
+		return nil, errors.New("gated: the eigendecomposition of XᵀX failed")
+	}
+	s.lam = eig.Values(nil)
+	// A metric above XᵀX still majorizes; a floor keeps every secular
+	// equation solvable.
+	floor := 1e-12 * math.Max(s.lam[len(s.lam)-1], 1e-300)
+	for j, v := range s.lam {
+		s.lam[j] = math.Max(v, floor)
+	}
+	s.q = mat.NewDense(d, d, nil)
+	eig.VectorsTo(s.q)
+	s.xh = mat.NewDense(n, d, nil)
+	s.xh.Mul(p.X, s.q)
+	s.z = mat.NewDense(n, np*c, nil)
+	s.m = mat.NewDense(n, np*c, nil)
+	return s, nil
+}
+
+// forward sets f = Σ_i D_i X̂ Ŵ_i for Ŵ (d×Pc).
+func (s *solver) forward(f, w *mat.Dense) {
+	s.z.Mul(s.xh, w)
+	c := s.c
+	for k := 0; k < s.n; k++ {
+		row, zr := f.RawRowView(k), s.z.RawRowView(k)
+		clear(row)
+		for i, g := range s.gates {
+			if g[k] {
+				for j, v := range zr[i*c : (i+1)*c] {
+					row[j] += v
+				}
+			}
+		}
+	}
+}
+
+// backward sets gh = [X̂ᵀ D_i G]_i (d×Pc) for the loss gradient G (n×c).
+func (s *solver) backward(gh, g *mat.Dense) {
+	c := s.c
+	for k := 0; k < s.n; k++ {
+		mr, gr := s.m.RawRowView(k), g.RawRowView(k)
+		for i, gate := range s.gates {
+			if gate[k] {
+				copy(mr[i*c:(i+1)*c], gr)
+			} else {
+				clear(mr[i*c : (i+1)*c])
+			}
+		}
+	}
+	gh.Mul(s.xh.T(), s.m)
+}
+
+// prox sets w = argmin_W ⟨Ĝ, W − Ŷ⟩ + (ρ/2)Σ_i ‖W_i − Ŷ_i‖²_Λ + β Σ R(W_i):
+// per group, W_j = b_j/(ρλ_j + μ) with b = ρΛŶ − Ĝ and μ = β/‖W_group‖
+// from the secular equation μ‖(b_j/(ρλ_j + μ))_j‖ = β (zero when ‖b‖ ≤ β).
+func (s *solver) prox(w, y, gh *mat.Dense, rho float64, sq []float64) {
+	d, c := s.d, s.c
+	b := w.RawMatrix()
+	yr, gr := y.RawMatrix(), gh.RawMatrix()
+	for r := 0; r < d; r++ {
+		a := rho * s.lam[r]
+		for col := 0; col < s.np*c; col++ {
+			b.Data[r*b.Stride+col] = a*yr.Data[r*yr.Stride+col] - gr.Data[r*gr.Stride+col]
+		}
+	}
+	beta := s.p.Beta
+	for i := 0; i < s.np; i++ {
+		if s.p.Groups == Joint {
+			for r := 0; r < d; r++ {
+				var t float64
+				for _, v := range b.Data[r*b.Stride+i*c : r*b.Stride+(i+1)*c] {
+					t += v * v
+				}
+				sq[r] = t
+			}
+			mu := secular(sq, s.lam, rho, beta)
+			for r := 0; r < d; r++ {
+				den := rho*s.lam[r] + mu
+				row := b.Data[r*b.Stride+i*c : r*b.Stride+(i+1)*c]
+				for j := range row {
+					if math.IsInf(mu, 1) || den == 0 {
+						row[j] = 0
+					} else {
+						row[j] /= den
+					}
+				}
+			}
+			continue
+		}
+		for j := 0; j < c; j++ {
+			col := i*c + j
+			for r := 0; r < d; r++ {
+				v := b.Data[r*b.Stride+col]
+				sq[r] = v * v
+			}
+			mu := secular(sq, s.lam, rho, beta)
+			for r := 0; r < d; r++ {
+				den := rho*s.lam[r] + mu
+				if math.IsInf(mu, 1) || den == 0 {
+					b.Data[r*b.Stride+col] = 0
+				} else {
+					b.Data[r*b.Stride+col] /= den
+				}
+			}
+		}
+	}
+}
+
+// secular returns μ > 0 with Σ_j sq_j μ²/(ρλ_j + μ)² = β², or +Inf when
+// Σ sq_j ≤ β² (the group is zero). The left side increases with μ from 0 to
+// Σ sq_j; safeguarded Newton steps inside the bracket
+// [β a_min/(‖b‖ − β), β a_max/(‖b‖ − β)].
+func secular(sq, lam []float64, rho, beta float64) float64 {
+	var tot float64
+	amin, amax := math.Inf(1), 0.0
+	for j, v := range sq {
+		if v == 0 {
+			continue
+		}
+		tot += v
+		a := rho * lam[j]
+		amin, amax = math.Min(amin, a), math.Max(amax, a)
+	}
+	nb := math.Sqrt(tot)
+	if nb <= beta {
+		return math.Inf(1)
+	}
+	lo, hi := beta*amin/(nb-beta), beta*amax/(nb-beta)
+	mu := 0.5 * (lo + hi)
+	b2 := beta * beta
+	for it := 0; it < 60; it++ {
+		var r, dr float64
+		for j, v := range sq {
+			if v == 0 {
+				continue
+			}
+			a := rho * lam[j]
+			den := a + mu
+			r += v * mu * mu / (den * den)
+			dr += v * 2 * mu * a / (den * den * den)
+		}
+		if r > b2 {
+			hi = mu
+		} else {
+			lo = mu
+		}
+		if math.Abs(r-b2) <= 1e-14*b2 || hi-lo <= 1e-15*hi {
+			break
+		}
+		next := mu - (r-b2)/dr
+		if !(dr > 0) || !(next > lo && next < hi) {
+			next = 0.5 * (lo + hi)
+		}
+		mu = next
+	}
+	return mu
+}
+
+// Solve runs accelerated proximal gradient on the gated program until the
+// certified relative gap reaches opt.Tol, the step budget is spent or ctx
+// is done; it returns the best certified weights (and ctx's error when
+// interrupted, with the result so far).
+func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Tol == 0 {
+		opt.Tol = 1e-6
+	}
+	if opt.MaxIter == 0 {
+		opt.MaxIter = 10000
+	}
+	if opt.CertifyEvery == 0 {
+		opt.CertifyEvery = 10
+	}
+	if !(opt.Tol > 0) || opt.MaxIter < 0 || opt.CertifyEvery < 0 {
+		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d, CertifyEvery %d: need Tol > 0 and non-negative counts", opt.Tol, opt.MaxIter, opt.CertifyEvery)
+	}
+	n, d, np, c := p.Dims()
+	start := time.Now()
+	s, err := newSolver(p)
+	if err != nil {
+		return nil, err
+	}
+	pc := np * c
+	w := mat.NewDense(d, pc, nil) // Ŵ (current)
+	if opt.Start != nil {
+		if err := checkWeights(opt.Start, np, d, c); err != nil {
+			return nil, fmt.Errorf("gated: warm start: %w", err)
+		}
+		for i, b := range opt.Start {
+			w.Slice(0, d, i*c, (i+1)*c).(*mat.Dense).Mul(s.q.T(), b)
+		}
+	}
+	wPrev, y, wNew := mat.DenseCopyOf(w), mat.DenseCopyOf(w), mat.NewDense(d, pc, nil)
+	gh := mat.NewDense(d, pc, nil)
+	f, fPrev, fy, fNew := mat.NewDense(n, c, nil), mat.NewDense(n, c, nil), mat.NewDense(n, c, nil), mat.NewDense(n, c, nil)
+	g := mat.NewDense(n, c, nil)
+	s.forward(f, w)
+	fPrev.Copy(f)
+	fy.Copy(f)
+	sq := make([]float64, d)
+
+	res := &Result{}
+	bestObj := math.Inf(1)
+	best := mat.NewDense(d, pc, nil)
+	var bestCert Certificate
+	haveCert := false
+	certify := func(iter int, wc, fc *mat.Dense) {
+		p.lossGrad(g, fc)
+		s.backward(gh, g)
+		dn := 0.0
+		for i := 0; i < np; i++ {
+			dn = math.Max(dn, maxGroupNorm(gh.Slice(0, d, i*c, (i+1)*c).(*mat.Dense).RawMatrix(), p.Groups))
+		}
+		obj := p.LossValue(fc) + p.Beta*s.regularizer(wc)
+		cert := p.certificate(obj, fc, g, dn)
+		if haveCert && cert.Lower < bestCert.Lower {
+			cert.Lower = bestCert.Lower // every dual value is a valid bound: keep the best
+			cert.Gap = (cert.Upper - cert.Lower) / math.Max(math.Abs(cert.Upper), 1e-12)
+		}
+		if obj <= bestObj || !haveCert {
+			bestObj = obj
+			best.Copy(wc)
+		} else {
+			cert.Upper = bestObj
+			cert.Gap = (cert.Upper - cert.Lower) / math.Max(math.Abs(cert.Upper), 1e-12)
+		}
+		bestCert, haveCert = cert, true
+		it := Iterate{Iter: iter, Objective: obj, Cert: cert, Active: s.active(wc), Elapsed: time.Since(start)}
+		res.History = append(res.History, it)
+		if opt.Progress != nil {
+			opt.Progress(it)
+		}
+	}
+	certify(0, w, f)
+
+	rho := p.curvature() // the metric's multiplier; Lipschitz·P always suffices
+	t := 1.0
+	iter := 0
+	var ctxErr error
+	for iter < opt.MaxIter && bestCert.Gap > opt.Tol {
+		if err := ctx.Err(); err != nil {
+			ctxErr = err
+			break
+		}
+		iter++
+		p.lossGrad(g, fy)
+		s.backward(gh, g)
+		ly := p.LossValue(fy)
+		for {
+			s.prox(wNew, y, gh, rho, sq)
+			s.forward(fNew, wNew)
+			// Majorization: L(F⁺) ≤ L(F_y) + ⟨G, F⁺ − F_y⟩ + (ρ/2)‖Ŵ⁺ − Ŷ‖²_Λ.
+			lin := inner(g, fNew) - inner(g, fy)
+			quad := s.metricDist(wNew, y)
+			if p.LossValue(fNew) <= ly+lin+0.5*rho*quad+1e-12*math.Abs(ly) || rho > 1e300 {
+				break
+			}
+			rho *= 2
+		}
+		// Adaptive restart when the step goes against the momentum.
+		restart := false
+		if dirDot(y, wNew, w) > 0 {
+			restart = true
+		}
+		tNext := (1 + math.Sqrt(1+4*t*t)) / 2
+		mom := (t - 1) / tNext
+		if restart {
+			tNext, mom = 1, 0
+		}
+		wPrev.Copy(w)
+		w.Copy(wNew)
+		fPrev.Copy(f)
+		f.Copy(fNew)
+		// Ŷ = Ŵ + mom (Ŵ − Ŵ_prev), F_y likewise (F is linear in Ŵ).
+		y.Sub(w, wPrev)
+		y.Scale(mom, y)
+		y.Add(y, w)
+		fy.Sub(f, fPrev)
+		fy.Scale(mom, fy)
+		fy.Add(fy, f)
+		t = tNext
+		if iter%opt.CertifyEvery == 0 || iter == opt.MaxIter {
+			certify(iter, w, f)
+		}
+	}
+	if iter%opt.CertifyEvery != 0 && iter != opt.MaxIter && iter > 0 {
+		certify(iter, w, f)
+	}
+	res.W = make(Weights, np)
+	for i := range res.W {
+		res.W[i] = mat.NewDense(d, c, nil)
+		res.W[i].Mul(s.q, best.Slice(0, d, i*c, (i+1)*c))
+	}
+	res.Objective, res.Cert, res.Iterations = bestObj, bestCert, iter
+	return res, ctxErr
+}
+
+func (s *solver) regularizer(w *mat.Dense) float64 {
+	var r float64
+	for i := 0; i < s.np; i++ {
+		r += groupNorms(w.Slice(0, s.d, i*s.c, (i+1)*s.c).(*mat.Dense).RawMatrix(), s.p.Groups)
+	}
+	return r
+}
+
+func (s *solver) active(w *mat.Dense) int {
+	k := 0
+	for i := 0; i < s.np; i++ {
+		if groupNorms(w.Slice(0, s.d, i*s.c, (i+1)*s.c).(*mat.Dense).RawMatrix(), Joint) > 0 {
+			k++
+		}
+	}
+	return k
+}
+
+// metricDist returns Σ_r λ_r ‖a_r − b_r‖² over the rows r of Ŵ.
+func (s *solver) metricDist(a, b *mat.Dense) float64 {
+	ar, br := a.RawMatrix(), b.RawMatrix()
+	var t float64
+	for r := 0; r < s.d; r++ {
+		var rs float64
+		x, y := ar.Data[r*ar.Stride:r*ar.Stride+ar.Cols], br.Data[r*br.Stride:r*br.Stride+br.Cols]
+		for j, v := range x {
+			e := v - y[j]
+			rs += e * e
+		}
+		t += s.lam[r] * rs
+	}
+	return t
+}
+
+func inner(a, b *mat.Dense) float64 {
+	ar, br := a.RawMatrix(), b.RawMatrix()
+	var t float64
+	for r := 0; r < ar.Rows; r++ {
+		x, y := ar.Data[r*ar.Stride:r*ar.Stride+ar.Cols], br.Data[r*br.Stride:r*br.Stride+br.Cols]
+		for j, v := range x {
+			t += v * y[j]
+		}
+	}
+	return t
+}
+
+// dirDot returns ⟨y − w⁺, w⁺ − w⟩ (O'Donoghue and Candès' restart test).
+func dirDot(y, wNew, w *mat.Dense) float64 {
+	yr, nr, wr := y.RawMatrix(), wNew.RawMatrix(), w.RawMatrix()
+	var t float64
+	for r := 0; r < yr.Rows; r++ {
+		a := yr.Data[r*yr.Stride : r*yr.Stride+yr.Cols]
+		b := nr.Data[r*nr.Stride : r*nr.Stride+nr.Cols]
+		c := wr.Data[r*wr.Stride : r*wr.Stride+wr.Cols]
+		for j := range a {
+			t += (a[j] - b[j]) * (b[j] - c[j])
+		}
+	}
+	return t
+}
