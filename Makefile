@@ -43,7 +43,7 @@ lint: setup
 # runs go side by side (the notebooks' run is the long one and leaves a
 # core idle much of the time); the second's output follows the first's, and
 # the target fails if either does.
-RACE_FREE := solvers/certify solvers/scp solvers/general solvers/cnn solvers/backprop solvers/batchnorm solvers/twohidden
+RACE_FREE := solvers/certify solvers/scp solvers/general solvers/cnn solvers/backprop solvers/batchnorm solvers/twohidden solvers/gated solvers/netfile
 test: lint
 	@mkdir -p out; \
 	( go test -count=1 -timeout 30m ./solvers/... ./cvx/ ./paper/ ./cmd/... > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \

@@ -87,6 +87,9 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	if err := p.Err(); err != nil {
 		return nil, nil, err
 	}
+	if err := p.refuseGated("the CNN and two-hidden-layer programs"); err != nil {
+		return nil, nil, err
+	}
 	if p.conv == nil {
 		return nil, nil, errors.New("cvx: the problem is not a CNN (Conv)")
 	}

@@ -28,6 +28,9 @@ func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err := p.refuseRobust("FISTA"); err != nil {
 		return nil, err
 	}
+	if err := p.refuseGated("FISTA"); err != nil {
+		return nil, err
+	}
 	a := p.design()
 	_, d := a.Dims()
 	u, err := scp.SampleSphere(d, p.neurons, p.seed)
@@ -262,6 +265,9 @@ func (a ADMM) options(inner Inner) admm.Options {
 }
 
 func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
+	if err := p.refuseGated("ADMM"); err != nil {
+		return nil, err
+	}
 	if p.conv != nil || p.twoHidden > 0 {
 		return a.openGeneral(p, saved)
 	}

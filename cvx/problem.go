@@ -61,7 +61,12 @@ type Problem struct {
 	conv *convSpec
 	// TwoHidden: sub-networks of twoHidden first-layer neurons.
 	twoHidden int
-	err       error
+	// The gated program (Gated, Multiclass): classes ≥ 2 outputs for a
+	// multi-class problem (0: binary), its groups.
+	gated   bool
+	classes int
+	groups  Groups
+	err     error
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -178,6 +183,9 @@ func (p *Problem) Convex() (*solvers.Program, error) {
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
+	if err := p.refuseGated("the convex program of activation patterns"); err != nil {
+		return nil, err
+	}
 	if p.conv != nil {
 		return nil, errors.New("cvx: a CNN problem (Conv) is an instance of eq. (ct_general): its program is ConvProgram(); run it with cvx.ADMM{} or cvx.Solve")
 	}
@@ -285,7 +293,6 @@ func (p *Problem) BatchNormNetwork(net *Network) (*batchnorm.Network, error) {
 // design returns X with the bias column appended when asked for, or the
 // whitened U′ of a BatchNorm problem.
 func (p *Problem) design() *mat.Dense {
-	n, d := p.x.Dims()
 	if p.bn {
 		u, err := p.basis.Features(p.x)
 		if err != nil {
@@ -296,12 +303,7 @@ func (p *Problem) design() *mat.Dense {
 	if !p.bias {
 		return p.x
 	}
-	a := mat.NewDense(n, d+1, nil)
-	a.Slice(0, n, 0, d).(*mat.Dense).Copy(p.x)
-	for i := 0; i < n; i++ {
-		a.Set(i, d, 1)
-	}
-	return a
+	return solvers.WithOnes(p.x)
 }
 
 // Summary describes a problem in a saved state, to say why a state does not

@@ -34,6 +34,9 @@ func (p *Problem) TwoHiddenProgram() (*twohidden.Problem, *general.Program, erro
 	if err := p.Err(); err != nil {
 		return nil, nil, err
 	}
+	if err := p.refuseGated("the CNN and two-hidden-layer programs"); err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case p.twoHidden < 1:
 		return nil, nil, errors.New("cvx: the problem has no two-hidden-layer sub-networks (TwoHidden)")

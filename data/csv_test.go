@@ -205,3 +205,16 @@ func TestParseNumber(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseNumber(f *testing.F) {
+	for _, s := range []string{"0", "-1.5e-3", "123456789012345678", "1e22", "1e23", ".5", "nan", "0x10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, werr := strconv.ParseFloat(s, 64)
+		got, err := parseNumber(s)
+		if (err == nil) != (werr == nil) || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseNumber(%q) = %v, %v; strconv: %v, %v", s, got, err, want, werr)
+		}
+	})
+}

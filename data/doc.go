@@ -4,8 +4,11 @@
 // ($CONVEXNN_DATA), the download cache, or downloaded and verified against
 // the published checksums (Source); the paper's preprocessing as composable
 // steps on a Set (Binary, ScalePixels, Stride, Resize, Standardize, AddBias,
-// Split, Subsample) and the paper's splits by name (Paper); and the small
-// synthetic sets of its figures.
+// Split, Subsample) and the paper's splits by name (Paper); the small
+// synthetic sets of its figures; and a user's own data: ReadCSV and
+// ReadNumPy, whose labels of any type become classes (ClassLabels,
+// Set.Classes), with the scaling fitted on training data kept for new rows
+// (Scaling).
 //
 // The package knows nothing about solvers, charts or notebooks.
 package data

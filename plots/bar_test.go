@@ -40,3 +40,26 @@ func TestImageGrid(t *testing.T) {
 		t.Fatal("caption count mismatch accepted")
 	}
 }
+
+func TestMatrix(t *testing.T) {
+	f, err := Matrix(MatrixOptions{Title: "Confusion", XLabel: "predicted", YLabel: "true"}, []string{"cat", "dog"}, []string{"cat", "dog"}, [][]float64{{7, 1}, {2, 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.HTML(Assets{BaseURL: DefaultBaseURL}, HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"type":"heatmap"`, `"cat"`, `"dog"`, `"value":[0,0,2]`, `"value":[1,1,1]`, "data:image/png;base64,"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("matrix HTML lacks %s", want)
+		}
+	}
+	png, err := f.PNG()
+	if err != nil || len(png) < 1000 {
+		t.Fatalf("static twin: %d bytes, %v", len(png), err)
+	}
+	if _, err := Matrix(MatrixOptions{}, []string{"a", "b"}, []string{"a", "b"}, [][]float64{{1, 2}, {3}}); err == nil || !strings.Contains(err.Error(), "row 1 has 1 values") {
+		t.Fatalf("ragged matrix: %v", err)
+	}
+}

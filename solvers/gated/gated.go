@@ -212,46 +212,44 @@ func checkWeights(w Weights, np, d, c int) error {
 }
 
 // LossValue returns L(F, T).
-func (p *Problem) LossValue(f *mat.Dense) float64 {
-	n, c := f.Dims()
-	var s float64
-	switch p.Loss {
-	case Squared:
-		for k := 0; k < n; k++ {
-			t := p.Targets.RawRowView(k)
-			for j, v := range f.RawRowView(k) {
-				s += 0.5 * (v - t[j]) * (v - t[j])
-			}
-		}
-	case Softmax:
-		for k := 0; k < n; k++ {
-			row, t := f.RawRowView(k), p.Targets.RawRowView(k)
-			lse := logSumExp(row)
-			for j := 0; j < c; j++ {
-				s += t[j] * (lse - row[j])
-			}
-		}
-		s /= float64(n)
-	}
-	return s
-}
+func (p *Problem) LossValue(f *mat.Dense) float64 { return p.Loss.Eval(nil, f, p.Targets) }
 
 // lossGrad sets g = ∇_F L(F, T).
-func (p *Problem) lossGrad(g, f *mat.Dense) {
-	n, _ := f.Dims()
-	switch p.Loss {
+func (p *Problem) lossGrad(g, f *mat.Dense) { p.Loss.Eval(g, f, p.Targets) }
+
+// Eval returns L(F, T) for outputs F and targets T (n×c) and, when g is
+// not nil, sets g = ∇_F L: F − T for the squared loss, (softmax(F_k) −
+// T_k)/n row by row for the softmax cross-entropy.
+func (l Loss) Eval(g, f, t *mat.Dense) float64 {
+	n, c := f.Dims()
+	var s float64
+	switch l {
 	case Squared:
-		g.Sub(f, p.Targets)
+		for k := 0; k < n; k++ {
+			tr, fr := t.RawRowView(k), f.RawRowView(k)
+			for j, v := range fr {
+				e := v - tr[j]
+				s += 0.5 * e * e
+				if g != nil {
+					g.RawRowView(k)[j] = e
+				}
+			}
+		}
 	case Softmax:
 		inv := 1 / float64(n)
 		for k := 0; k < n; k++ {
-			row, t, gr := f.RawRowView(k), p.Targets.RawRowView(k), g.RawRowView(k)
-			lse := logSumExp(row)
-			for j, v := range row {
-				gr[j] = (math.Exp(v-lse) - t[j]) * inv
+			fr, tr := f.RawRowView(k), t.RawRowView(k)
+			lse := logSumExp(fr)
+			for j := 0; j < c; j++ {
+				s += tr[j] * (lse - fr[j])
+				if g != nil {
+					g.RawRowView(k)[j] = (math.Exp(fr[j]-lse) - tr[j]) * inv
+				}
 			}
 		}
+		s *= inv
 	}
+	return s
 }
 
 // curvature returns the Lipschitz constant of ∇L: 1 for the squared loss,
@@ -332,21 +330,37 @@ func (p *Problem) BetaMax() (float64, error) {
 // dualNorm returns max_{i,g} ‖(D_i X)ᵀ G[g]‖, the dual norm of the
 // regularizer at Xᵀ-images of the loss gradient G (n×c).
 func (p *Problem) dualNorm(g *mat.Dense) float64 {
-	n, d, _, c := p.Dims()
-	m := mat.NewDense(n, c, nil)
-	h := mat.NewDense(d, c, nil)
-	var worst float64
-	for _, gate := range p.Gates {
-		for k, on := range gate {
-			row := m.RawRowView(k)
-			if on {
-				copy(row, g.RawRowView(k))
+	n, d, np, c := p.Dims()
+	m := mat.NewDense(n, np*c, nil)
+	maskRows(m, g, p.Gates)
+	h := mat.NewDense(d, np*c, nil)
+	h.Mul(p.X.T(), m)
+	return maxBlockNorm(h, np, c, p.Groups)
+}
+
+// maskRows sets m = [D_1G … D_PG] (n×Pc) for G (n×c): row k of block i is
+// G's row k where gate i is on, zero elsewhere.
+func maskRows(m, g *mat.Dense, gates solvers.Patterns) {
+	n, c := g.Dims()
+	for k := 0; k < n; k++ {
+		mr, gr := m.RawRowView(k), g.RawRowView(k)
+		for i, gate := range gates {
+			if gate[k] {
+				copy(mr[i*c:(i+1)*c], gr)
 			} else {
-				clear(row)
+				clear(mr[i*c : (i+1)*c])
 			}
 		}
-		h.Mul(p.X.T(), m)
-		worst = math.Max(worst, maxGroupNorm(h.RawMatrix(), p.Groups))
+	}
+}
+
+// maxBlockNorm returns the largest group norm of the P blocks of c
+// columns of h.
+func maxBlockNorm(h *mat.Dense, np, c int, g Groups) float64 {
+	rows, _ := h.Dims()
+	var worst float64
+	for i := 0; i < np; i++ {
+		worst = math.Max(worst, maxGroupNorm(h.Slice(0, rows, i*c, (i+1)*c).(*mat.Dense).RawMatrix(), g))
 	}
 	return worst
 }

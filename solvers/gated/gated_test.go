@@ -363,3 +363,98 @@ func TestNetworkMatchesProgram(t *testing.T) {
 		}
 	}
 }
+
+// A reduced basis keeps the certificate of the full program: its lower
+// bound stays below the full optimum, and the full rank gives the full
+// optimum.
+func TestRank(t *testing.T) {
+	p := randomProblem(t, 31, 60, 6, 5, 3, Softmax, Joint, 1e-3)
+	full, err := Solve(context.Background(), p, Options{Tol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []int{2, 4, 6} {
+		res, err := Solve(context.Background(), p, Options{Tol: 1e-8, Rank: r, MaxIter: 20000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rank %d: objective %.9f (full %.9f), lower %.9f, gap %.1e", r, res.Objective, full.Objective, res.Cert.Lower, res.Cert.Gap)
+		if res.Cert.Lower > full.Objective+1e-9 || res.Objective < full.Objective-1e-9 {
+			t.Errorf("rank %d: bracket [%v, %v] excludes the optimum %v", r, res.Cert.Lower, res.Objective, full.Objective)
+		}
+		if obj, _ := p.Objective(res.W); math.Abs(obj-res.Objective) > 1e-9*obj {
+			t.Errorf("rank %d: weights' objective %v, reported %v", r, obj, res.Objective)
+		}
+	}
+	if _, err := Solve(context.Background(), p, Options{Rank: -1}); err == nil {
+		t.Error("negative rank accepted")
+	}
+}
+
+// The cone decomposition gives a ReLU network with the gated solution's
+// outputs on the training rows and an objective at or above the gated
+// optimum.
+func TestDecompose(t *testing.T) {
+	for trial, c := range []struct {
+		loss   Loss
+		groups Groups
+		c      int
+	}{{Squared, Joint, 1}, {Softmax, Joint, 3}, {Squared, PerClass, 3}, {Softmax, PerClass, 4}} {
+		p := randomProblem(t, uint64(40+trial), 50, 4, 6, c.c, c.loss, c.groups, 1e-2)
+		gates, gv, err := solvers.SampleGates(p.X, 6, uint64(trial), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Gates = gates
+		res, err := Solve(context.Background(), p, Options{Tol: 1e-8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := Decompose(p, gv, res.W, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v %v c=%d: gated %.8f, ReLU network %.8f (gap %.2e), %d neurons, mismatch %.1e", c.loss, c.groups, c.c, dec.GatedObjective, dec.Objective, dec.Gap, dec.Network.Width(), dec.Mismatch)
+		if dec.Mismatch > 1e-9 || dec.Objective < res.Cert.Lower-1e-9 || math.Abs(dec.GatedObjective-res.Objective) > 1e-9 {
+			t.Errorf("trial %d: mismatch %v, ReLU objective %v below the certified lower bound %v", trial, dec.Mismatch, dec.Objective, res.Cert.Lower)
+		}
+		raw := mat.DenseCopyOf(p.X.Slice(0, 50, 0, 3))
+		got, err := dec.Network.Scores(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := p.Predict(res.W)
+		if !mat.EqualApprox(got, want, 1e-9) {
+			t.Errorf("trial %d: the ReLU network's outputs on raw rows differ", trial)
+		}
+	}
+}
+
+// Newton's method reaches the proximal-gradient optimum of squared-loss
+// programs (1 and 3 outputs, both groupings, βs where groups vanish),
+// certified.
+func TestSolveNewton(t *testing.T) {
+	for trial, c := range []struct {
+		c      int
+		groups Groups
+		beta   float64
+	}{{1, Joint, 0.02}, {3, Joint, 0.1}, {3, PerClass, 0.05}, {1, Joint, 3}, {3, PerClass, 2}} {
+		p := randomProblem(t, uint64(60+trial), 60, 4, 6, c.c, Squared, c.groups, c.beta)
+		ref, err := Solve(context.Background(), p, Options{Tol: 1e-9, MaxIter: 50000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := SolveNewton(context.Background(), p, Options{Tol: 1e-9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("c=%d %v β=%v: Newton %.10f certified %.1e in %d steps (%d active); FISTA %.10f in %d", c.c, c.groups, c.beta, res.Objective, res.Cert.Gap, res.Iterations, res.History[len(res.History)-1].Active, ref.Objective, ref.Iterations)
+		if res.Cert.Gap > 1e-9 || math.Abs(res.Objective-ref.Objective) > 1e-8*math.Max(1, ref.Objective) {
+			t.Errorf("trial %d: Newton %.12g (gap %.1e), FISTA %.12g", trial, res.Objective, res.Cert.Gap, ref.Objective)
+		}
+	}
+	p := randomProblem(t, 1, 20, 3, 2, 3, Softmax, Joint, 0.01)
+	if _, err := SolveNewton(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "squared") {
+		t.Errorf("softmax: %v", err)
+	}
+}

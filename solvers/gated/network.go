@@ -95,29 +95,40 @@ func (net *Network) Scores(x *mat.Dense) (*mat.Dense, error) {
 	}
 	xt := x
 	if net.Bias {
-		xt = mat.NewDense(n, d+1, nil)
-		for k := 0; k < n; k++ {
-			row := xt.RawRowView(k)
-			copy(row, x.RawRowView(k))
-			row[d] = 1
-		}
+		xt = solvers.WithOnes(x)
 	}
-	var z, xw mat.Dense
-	z.Mul(xt, net.Gates)
-	f := mat.NewDense(n, net.Outputs(), nil)
+	// Row blocks of at most scoreBlock rows: the gates' responses and all
+	// blocks' outputs X̃_B[W_1 … W_P] in one product each.
+	_, c := net.W[0].Dims()
+	np := len(net.W)
+	d1, _ := net.Gates.Dims()
+	wall := mat.NewDense(d1, np*c, nil)
 	for i, b := range net.W {
-		if mat.Norm(b, 2) == 0 {
-			continue
-		}
-		xw.Mul(xt, b)
-		for k := 0; k < n; k++ {
-			if z.At(k, i) >= 0 {
-				floats64Add(f.RawRowView(k), xw.RawRowView(k))
+		wall.Slice(0, d1, i*c, (i+1)*c).(*mat.Dense).Copy(b)
+	}
+	f := mat.NewDense(n, c, nil)
+	var z, out mat.Dense
+	for lo := 0; lo < n; lo += scoreBlock {
+		hi := min(n, lo+scoreBlock)
+		xb := xt.Slice(lo, hi, 0, d1)
+		z.Reset()
+		z.Mul(xb, net.Gates)
+		out.Reset()
+		out.Mul(xb, wall)
+		for k := lo; k < hi; k++ {
+			zr, or, fr := z.RawRowView(k-lo), out.RawRowView(k-lo), f.RawRowView(k)
+			for i := 0; i < np; i++ {
+				if zr[i] >= 0 {
+					floats64Add(fr, or[i*c:(i+1)*c])
+				}
 			}
 		}
 	}
 	return f, nil
 }
+
+// scoreBlock is the number of rows Scores forms at once.
+const scoreBlock = 4096
 
 // Predict returns, per row, the score of a one-output network or the
 // predicted class (index of the largest score) of a multi-output one.
@@ -132,21 +143,8 @@ func (net *Network) Predict(x *mat.Dense) ([]float64, error) {
 // Decide returns the scores' single column, or each row's class (the
 // index of its largest score, the first on ties).
 func Decide(f *mat.Dense) []float64 {
-	n, c := f.Dims()
-	out := make([]float64, n)
-	for k := 0; k < n; k++ {
-		row := f.RawRowView(k)
-		if c == 1 {
-			out[k] = row[0]
-			continue
-		}
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		out[k] = float64(best)
+	if _, c := f.Dims(); c > 1 {
+		return solvers.ArgmaxRows(f)
 	}
-	return out
+	return mat.Col(nil, 0, f)
 }

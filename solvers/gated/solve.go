@@ -22,6 +22,13 @@ type Options struct {
 	CertifyEvery int
 	// Start warm-starts from these weights (nil: zero).
 	Start Weights
+	// Rank, when in (0, d), restricts every W_i to the span of the top
+	// Rank eigenvectors of XᵀX (the principal directions of the
+	// uncentered data): each step then costs about Rank/d of a full one.
+	// The certificate stays that of the full program: its lower bound is
+	// computed with all of X, so the gap includes what the restriction
+	// costs.
+	Rank int
 	// Progress, when set, is called after every certificate.
 	Progress func(Iterate)
 }
@@ -45,23 +52,60 @@ type Result struct {
 	History    []Iterate
 }
 
+// gateOps applies the program's linear map and its adjoint for data x
+// (X, or X in another basis): forward F(W) = Σ_i D_i x W_i, backward
+// [xᵀD_iG]_i, with work space for the n×Pc products.
+type gateOps struct {
+	x        *mat.Dense
+	gates    solvers.Patterns
+	n, c, np int
+	z        *mat.Dense // n×Pc products x·[W_1 … W_P]
+	m        *mat.Dense // n×Pc masked gradients [D_1G … D_PG]
+}
+
+func newGateOps(x *mat.Dense, gates solvers.Patterns, c int) *gateOps {
+	n, _ := x.Dims()
+	np := len(gates)
+	return &gateOps{x: x, gates: gates, n: n, c: c, np: np, z: mat.NewDense(n, np*c, nil), m: mat.NewDense(n, np*c, nil)}
+}
+
+// forward sets f = Σ_i D_i x W_i for W = [W_1 … W_P] (d×Pc).
+func (o *gateOps) forward(f, w *mat.Dense) {
+	o.z.Mul(o.x, w)
+	c := o.c
+	for k := 0; k < o.n; k++ {
+		row, zr := f.RawRowView(k), o.z.RawRowView(k)
+		clear(row)
+		for i, g := range o.gates {
+			if g[k] {
+				for j, v := range zr[i*c : (i+1)*c] {
+					row[j] += v
+				}
+			}
+		}
+	}
+}
+
+// backward sets gh = [xᵀ D_i G]_i (d×Pc) for G (n×c).
+func (o *gateOps) backward(gh, g *mat.Dense) {
+	maskRows(o.m, g, o.gates)
+	gh.Mul(o.x.T(), o.m)
+}
+
 // solver holds Solve's state in the eigenbasis Q of A = XᵀX (X̂ = XQ,
 // Ŵ_i = QᵀW_i; group norms are the same in both bases).
 type solver struct {
-	p       *Problem
-	n, d, c int
-	np      int
-	q       *mat.Dense // d×d eigenvectors of XᵀX
-	lam     []float64  // its eigenvalues, ≥ 0
-	xh      *mat.Dense // X̂ = XQ, n×d
-	z       *mat.Dense // n×Pc products X̂·[Ŵ_1 … Ŵ_P]
-	m       *mat.Dense // n×Pc masked gradients [D_1G … D_PG]
-	gates   solvers.Patterns
+	*gateOps // on X̂
+	p        *Problem
+	d        int        // the working dimension (Rank, or X's columns)
+	q        *mat.Dense // eigenvectors of XᵀX kept (columns), d_X×d
+	lam      []float64  // their eigenvalues, ≥ 0
+	reduced  bool       // d < X's columns: certificates use all of X
 }
 
-func newSolver(p *Problem) (*solver, error) {
-	n, d, np, c := p.Dims()
-	s := &solver{p: p, n: n, d: d, c: c, np: np, gates: p.Gates}
+func newSolver(p *Problem, rank int) (*solver, error) {
+	n, d, _, c := p.Dims()
+	s := &solver{p: p, d: d}
 	var a mat.SymDense
 	a.SymOuterK(1, p.X.T())
 	var eig mat.EigenSym
@@ -77,44 +121,32 @@ func newSolver(p *Problem) (*solver, error) {
 	}
 	s.q = mat.NewDense(d, d, nil)
 	eig.VectorsTo(s.q)
-	s.xh = mat.NewDense(n, d, nil)
-	s.xh.Mul(p.X, s.q)
-	s.z = mat.NewDense(n, np*c, nil)
-	s.m = mat.NewDense(n, np*c, nil)
+	if rank > 0 && rank < d {
+		// EigenSym orders the eigenvalues ascending: keep the last rank.
+		s.q = mat.DenseCopyOf(s.q.Slice(0, d, d-rank, d))
+		s.lam = s.lam[d-rank:]
+		s.d, s.reduced = rank, true
+		d = rank
+	}
+	xh := mat.NewDense(n, d, nil)
+	xh.Mul(p.X, s.q)
+	s.gateOps = newGateOps(xh, p.Gates, c)
 	return s, nil
 }
 
-// forward sets f = Σ_i D_i X̂ Ŵ_i for Ŵ (d×Pc).
-func (s *solver) forward(f, w *mat.Dense) {
-	s.z.Mul(s.xh, w)
-	c := s.c
-	for k := 0; k < s.n; k++ {
-		row, zr := f.RawRowView(k), s.z.RawRowView(k)
-		clear(row)
-		for i, g := range s.gates {
-			if g[k] {
-				for j, v := range zr[i*c : (i+1)*c] {
-					row[j] += v
-				}
-			}
-		}
+// dualNorm returns max_{i,g} ‖(D_iX)ᵀG[g]‖ over all of X (the rotation
+// keeps norms; a reduced basis does not, so it takes X itself).
+func (s *solver) dualNorm(g, gh *mat.Dense) float64 {
+	maskRows(s.m, g, s.gates)
+	h := gh
+	if s.reduced {
+		_, dx := s.p.X.Dims()
+		h = mat.NewDense(dx, s.np*s.c, nil)
+		h.Mul(s.p.X.T(), s.m)
+	} else {
+		h.Mul(s.x.T(), s.m)
 	}
-}
-
-// backward sets gh = [X̂ᵀ D_i G]_i (d×Pc) for the loss gradient G (n×c).
-func (s *solver) backward(gh, g *mat.Dense) {
-	c := s.c
-	for k := 0; k < s.n; k++ {
-		mr, gr := s.m.RawRowView(k), g.RawRowView(k)
-		for i, gate := range s.gates {
-			if gate[k] {
-				copy(mr[i*c:(i+1)*c], gr)
-			} else {
-				clear(mr[i*c : (i+1)*c])
-			}
-		}
-	}
-	gh.Mul(s.xh.T(), s.m)
+	return maxBlockNorm(h, s.np, s.c, s.p.Groups)
 }
 
 // prox sets w = argmin_W ⟨Ĝ, W − Ŷ⟩ + (ρ/2)Σ_i ‖W_i − Ŷ_i‖²_Λ + β Σ R(W_i):
@@ -243,16 +275,20 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	if !(opt.Tol > 0) || opt.MaxIter < 0 || opt.CertifyEvery < 0 {
 		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d, CertifyEvery %d: need Tol > 0 and non-negative counts", opt.Tol, opt.MaxIter, opt.CertifyEvery)
 	}
-	n, d, np, c := p.Dims()
+	n, dx, np, c := p.Dims()
+	if opt.Rank < 0 {
+		return nil, fmt.Errorf("gated: Rank %d: need ≥ 0 (0: all of X's columns)", opt.Rank)
+	}
 	start := time.Now()
-	s, err := newSolver(p)
+	s, err := newSolver(p, opt.Rank)
 	if err != nil {
 		return nil, err
 	}
+	d := s.d
 	pc := np * c
 	w := mat.NewDense(d, pc, nil) // Ŵ (current)
 	if opt.Start != nil {
-		if err := checkWeights(opt.Start, np, d, c); err != nil {
+		if err := checkWeights(opt.Start, np, dx, c); err != nil {
 			return nil, fmt.Errorf("gated: warm start: %w", err)
 		}
 		for i, b := range opt.Start {
@@ -275,11 +311,7 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	haveCert := false
 	certify := func(iter int, wc, fc *mat.Dense) {
 		p.lossGrad(g, fc)
-		s.backward(gh, g)
-		dn := 0.0
-		for i := 0; i < np; i++ {
-			dn = math.Max(dn, maxGroupNorm(gh.Slice(0, d, i*c, (i+1)*c).(*mat.Dense).RawMatrix(), p.Groups))
-		}
+		dn := s.dualNorm(g, gh)
 		obj := p.LossValue(fc) + p.Beta*s.regularizer(wc)
 		cert := p.certificate(obj, fc, g, dn)
 		if haveCert && cert.Lower < bestCert.Lower {
@@ -302,7 +334,9 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	}
 	certify(0, w, f)
 
-	rho := p.curvature() // the metric's multiplier; Lipschitz·P always suffices
+	// ρ is the metric's multiplier, doubled until the step majorizes:
+	// Lipschitz·P always does.
+	rho := p.curvature()
 	t := 1.0
 	iter := 0
 	var ctxErr error
@@ -357,7 +391,7 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	}
 	res.W = make(Weights, np)
 	for i := range res.W {
-		res.W[i] = mat.NewDense(d, c, nil)
+		res.W[i] = mat.NewDense(dx, c, nil)
 		res.W[i].Mul(s.q, best.Slice(0, d, i*c, (i+1)*c))
 	}
 	res.Objective, res.Cert, res.Iterations = bestObj, bestCert, iter

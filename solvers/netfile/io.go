@@ -41,6 +41,13 @@ type wireFile struct {
 	BatchNorm *wireBatchNorm `json:"batchnorm,omitempty"`
 	TwoHidden *wireTwoHidden `json:"two_hidden,omitempty"`
 	CNN       *wireCNN       `json:"cnn,omitempty"`
+	MultiReLU *wireMultiReLU `json:"relu_multi,omitempty"`
+}
+
+type wireMultiReLU struct {
+	U    *wireMatrix `json:"u"`
+	A    *wireMatrix `json:"a"`
+	Bias bool        `json:"bias"`
 }
 
 type wireInput struct {
@@ -147,6 +154,8 @@ func (f *File) wire(ms matrices) *wireFile {
 			t.Subs = append(t.Subs, wireSub{W1: ms.put(fmt.Sprintf("two_hidden.w1_%d", k), s.W1), W2: s.W2, W3: s.W3})
 		}
 		w.TwoHidden = t
+	case MultiReLU:
+		w.MultiReLU = &wireMultiReLU{U: ms.put("relu_multi.u", f.MultiReLU.U), A: ms.put("relu_multi.a", f.MultiReLU.A), Bias: f.MultiReLU.Bias}
 	case CNN:
 		c := f.CNN
 		w.CNN = &wireCNN{Shape: [3]int{c.Shape.C, c.Shape.H, c.Shape.W}, Size: c.Conv.Size, Strd: c.Conv.Stride, Pad: c.Conv.Pad,
@@ -375,7 +384,7 @@ func (w *wireFile) file(zr *zip.Reader) (*File, error) {
 		return mat.NewDense(m.Rows, m.Cols, data), nil
 	}
 	present := 0
-	for _, p := range []bool{w.ReLU != nil, w.Gated != nil, w.BatchNorm != nil, w.TwoHidden != nil, w.CNN != nil} {
+	for _, p := range []bool{w.ReLU != nil, w.Gated != nil, w.BatchNorm != nil, w.TwoHidden != nil, w.CNN != nil, w.MultiReLU != nil} {
 		if p {
 			present++
 		}
@@ -434,6 +443,20 @@ func (w *wireFile) file(zr *zip.Reader) (*File, error) {
 			net.Subs = append(net.Subs, twohidden.SubNetwork{W1: m, W2: s.W2, W3: s.W3})
 		}
 		f.TwoHidden = net
+	case MultiReLU:
+		r := w.MultiReLU
+		if r == nil {
+			return nil, errors.New("model relu-multi without its relu_multi field")
+		}
+		u, err := get("relu_multi.u", r.U)
+		if err != nil {
+			return nil, err
+		}
+		a, err := get("relu_multi.a", r.A)
+		if err != nil {
+			return nil, err
+		}
+		f.MultiReLU = &solvers.MultiNetwork{U: u, A: a, Bias: r.Bias}
 	case CNN:
 		c := w.CNN
 		if c == nil {

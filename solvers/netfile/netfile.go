@@ -37,9 +37,10 @@ const (
 	BatchNorm                  // batchnorm.Network
 	TwoHidden                  // twohidden.Network
 	CNN                        // cnn.Network
+	MultiReLU                  // solvers.MultiNetwork: c outputs
 )
 
-var modelNames = map[Model]string{ReLU: "relu", Gated: "gated", BatchNorm: "batchnorm", TwoHidden: "two-hidden", CNN: "cnn"}
+var modelNames = map[Model]string{ReLU: "relu", Gated: "gated", BatchNorm: "batchnorm", TwoHidden: "two-hidden", CNN: "cnn", MultiReLU: "relu-multi"}
 
 func (m Model) String() string {
 	if s, ok := modelNames[m]; ok {
@@ -106,6 +107,7 @@ type File struct {
 	BatchNorm *batchnorm.Network
 	TwoHidden *twohidden.Network
 	CNN       *cnn.Network
+	MultiReLU *solvers.MultiNetwork
 }
 
 // New wraps a trained network (one of the model types above, as a pointer)
@@ -124,8 +126,10 @@ func New(net any, in Input, out Output) (*File, error) {
 		f.Model, f.TwoHidden = TwoHidden, v
 	case *cnn.Network:
 		f.Model, f.CNN = CNN, v
+	case *solvers.MultiNetwork:
+		f.Model, f.MultiReLU = MultiReLU, v
 	default:
-		return nil, fmt.Errorf("netfile: cannot save a %T (models: relu, gated, batchnorm, two-hidden, cnn)", net)
+		return nil, fmt.Errorf("netfile: cannot save a %T (models: relu, relu-multi, gated, batchnorm, two-hidden, cnn)", net)
 	}
 	if f.Input.Features == 0 {
 		f.Input.Features = f.inputDim()
@@ -165,6 +169,10 @@ func (f *File) inputDim() int {
 			s := f.CNN.Shape
 			return s.C * s.H * s.W
 		}
+	case MultiReLU:
+		if f.MultiReLU != nil && f.MultiReLU.U != nil {
+			return f.MultiReLU.InputDim()
+		}
 	}
 	return 0
 }
@@ -173,6 +181,9 @@ func (f *File) inputDim() int {
 func (f *File) outputs() int {
 	if f.Model == Gated && f.Gated != nil && len(f.Gated.W) > 0 {
 		return f.Gated.Outputs()
+	}
+	if f.Model == MultiReLU && f.MultiReLU != nil && f.MultiReLU.A != nil {
+		return f.MultiReLU.Outputs()
 	}
 	return 1
 }
@@ -200,6 +211,11 @@ func (f *File) Validate() error {
 		err = validTwoHidden(f.TwoHidden)
 	case CNN:
 		err = validCNN(f.CNN)
+	case MultiReLU:
+		if f.MultiReLU == nil {
+			return errors.New("netfile: relu-multi model without its network")
+		}
+		err = f.MultiReLU.Validate()
 	default:
 		return fmt.Errorf("netfile: unknown model %v", f.Model)
 	}
@@ -339,8 +355,11 @@ func (f *File) Scores(x *mat.Dense) (*mat.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Model == Gated {
+	switch f.Model {
+	case Gated:
 		return f.Gated.Scores(xp)
+	case MultiReLU:
+		return f.MultiReLU.Scores(xp)
 	}
 	var s []float64
 	switch f.Model {

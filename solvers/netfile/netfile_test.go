@@ -63,6 +63,7 @@ func sampleFiles(t testing.TB) []*File {
 	add(th, scale(3), bin)
 	c := &cnn.Network{Shape: cnn.Shape{C: 1, H: 5, W: 5}, Conv: cnn.Conv{Size: 3, Stride: 2, Bias: true}, Pool: cnn.MaxPool, U: randDense(rng, 10, 2), Alpha: randVec(rng, 2)}
 	add(c, Input{Shape: [3]int{1, 5, 5}}, bin)
+	add(&solvers.MultiNetwork{U: randDense(rng, 4, 3), A: randDense(rng, 3, 4), Bias: true}, scale(3), Output{Decision: Argmax, Classes: []string{"0", "1", "2", "3"}})
 	return out
 }
 
@@ -144,6 +145,9 @@ func (w *wireFile) flat() ([]float64, error) {
 	case w.CNN != nil:
 		m(w.CNN.U)
 		out = append(out, w.CNN.Alpha...)
+	case w.MultiReLU != nil:
+		m(w.MultiReLU.U)
+		m(w.MultiReLU.A)
 	}
 	return out, nil
 }

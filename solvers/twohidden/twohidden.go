@@ -120,13 +120,7 @@ func (net *Network) input(x *mat.Dense) *mat.Dense {
 	if !net.Bias {
 		return x
 	}
-	n, d := x.Dims()
-	a := mat.NewDense(n, d+1, nil)
-	for k := 0; k < n; k++ {
-		copy(a.RawRowView(k), x.RawRowView(k))
-		a.Set(k, d, 1)
-	}
-	return a
+	return solvers.WithOnes(x)
 }
 
 // hidden returns the second layer's pre-activations of sub-network s on x.
