@@ -223,30 +223,8 @@ func SolveGatedContext(ctx context.Context, p *Problem, o GatedOptions) (*GatedS
 		hist = append(hist, it)
 		prog2.Update(line(it), fig)
 	}
-	method := o.Method
-	if method == GatedAuto {
-		method = GatedProxGradient
-		if prog.Loss == gated.Squared && o.Rank == 0 {
-			method = GatedNewton
-		}
-	}
 	start := time.Now()
-	var res *gated.Result
-	switch method {
-	case GatedProxGradient:
-		res, err = gated.Solve(ctx, prog, opt)
-	case GatedNewton:
-		if o.Rank != 0 {
-			err = errors.New("cvx: GatedNewton works with all of X: drop Rank (or use GatedProxGradient)")
-			report(err)
-			return nil, err
-		}
-		res, err = gated.SolveNewton(ctx, prog, opt)
-	default:
-		err = fmt.Errorf("cvx: GatedOptions{Method: %d}: unknown method", method)
-		report(err)
-		return nil, err
-	}
+	res, err := solveGatedProgram(ctx, prog, o, opt)
 	if res == nil {
 		report(err)
 		return nil, err

@@ -15,7 +15,7 @@ import (
 // 95 s of proximal steps; back-prop of the same width (full-batch Adam,
 // 400 epochs) beside it. Run with
 //
-//	go test -tags openblas -run x -bench Multiclass -benchtime 1x ./cvx/
+//	go test -tags openblas -run '^$' -bench Multiclass -benchtime 1x ./cvx/
 //
 // Time is from loading the data to the trained network; the test accuracy
 // is reported as test-%.

@@ -142,6 +142,7 @@ var minCharts = map[string]int{
 	"12-two-hidden-layer.ipynb":          1,
 	"13-cnn.ipynb":                       6,
 	"14-multiclass.ipynb":                5,
+	"15-paths.ipynb":                     4,
 	"datasets.ipynb":                     7,
 }
 

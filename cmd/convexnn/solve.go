@@ -10,6 +10,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -57,6 +59,42 @@ type problemJSON struct {
 	Pad    int    `json:"pad"`
 	// M1 is the first-layer width of each sub-network of "two-hidden".
 	M1 int `json:"m1"`
+	// Gated asks for the gated ReLU program (no cone constraints; gates
+	// drawn with "P" and "seed"); Classes c ≥ 2 for a multi-class problem
+	// with labels 0…c−1 (gated, "loss" "softmax" or "squared"); Groups is
+	// "joint" (default) or "per-class". See solveGatedCommand.
+	Gated   bool   `json:"gated"`
+	Classes int    `json:"classes"`
+	Groups  string `json:"groups"`
+}
+
+// design returns field "X" as a matrix, with a column of ones appended
+// for "bias", or the error naming the bad entry.
+func (pj *problemJSON) design() (*mat.Dense, error) {
+	n := len(pj.X)
+	if n == 0 {
+		return nil, badInput("problem: field \"X\" is missing or empty")
+	}
+	d := len(pj.X[0])
+	if d == 0 {
+		return nil, badInput("problem: field \"X\": rows are empty")
+	}
+	x := mat.NewDense(n, d, nil)
+	for k, row := range pj.X {
+		if len(row) != d {
+			return nil, badInput("problem: field \"X\": row %d has %d entries, row 0 has %d", k, len(row), d)
+		}
+		for j, v := range row {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, badInput("problem: field \"X\"[%d][%d] is %v", k, j, v)
+			}
+		}
+		x.SetRow(k, row)
+	}
+	if pj.Bias {
+		return solvers.WithOnes(x), nil
+	}
+	return x, nil
 }
 
 // robustSamplingJSON is step 1 of Algorithm "practical convex adversarial
@@ -193,33 +231,14 @@ func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, so
 	if dec.More() {
 		return nil, pert, badInput("problem: extra data after the JSON object")
 	}
+	if pj.isGated() || pj.Groups != "" {
+		return nil, pert, badInput("problem: fields \"gated\", \"classes\" and \"groups\" ask for the gated program, which `convexnn solve` solves (-solver auto, newton or fista); this command takes the ReLU program")
+	}
+	x, err := pj.design()
+	if err != nil {
+		return nil, pert, err
+	}
 	n := len(pj.X)
-	if n == 0 {
-		return nil, pert, badInput("problem: field \"X\" is missing or empty")
-	}
-	d := len(pj.X[0])
-	if d == 0 {
-		return nil, pert, badInput("problem: field \"X\": rows are empty")
-	}
-	cols := d
-	if pj.Bias {
-		cols++
-	}
-	x := mat.NewDense(n, cols, nil)
-	for k, row := range pj.X {
-		if len(row) != d {
-			return nil, pert, badInput("problem: field \"X\": row %d has %d entries, row 0 has %d", k, len(row), d)
-		}
-		for j, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, pert, badInput("problem: field \"X\"[%d][%d] is %v", k, j, v)
-			}
-			x.Set(k, j, v)
-		}
-		if pj.Bias {
-			x.Set(k, d, 1)
-		}
-	}
 	if len(pj.Y) != n {
 		return nil, pert, badInput("problem: field \"y\" has %d entries, X has %d rows", len(pj.Y), n)
 	}
@@ -375,6 +394,13 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	inner := fs.String("inner", "", "ADMM u-update: closed-form (squared loss), split, rbcd or robust (default: robust for eps > 0, else closed-form for squared, split for hinge, rbcd for bce and logistic)")
 	neurons := fs.Int("neurons", 0, "SCP: number of hidden neurons sampled uniformly on the unit sphere")
 	seed := fs.Uint64("seed", 0, "SCP: seed of the neuron sample")
+	labelCol := fs.String("label-column", "", "-problem data.csv|.npy|.npz: the labels' column (a header name or a position, −1 the last; .npz: the labels' array)")
+	tabLoss := fs.String("loss", "", "-problem data file: the loss (default squared; softmax for more than two classes)")
+	tabBeta := fs.Float64("beta", 1e-3, "-problem data file: β")
+	tabP := fs.Int("patterns", 32, "-problem data file: the number of sampled patterns (gates) P")
+	tabSeed := fs.Uint64("pattern-seed", 1, "-problem data file: the patterns' seed")
+	tabGated := fs.Bool("gated", false, "-problem data file with two classes: the gated program (more than two classes always are)")
+	save := fs.String("save", "", "gated and multi-class problems: also write the network to this file (.json or .npz, for convexnn predict)")
 	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
 	const usage = "usage: convexnn solve -problem problem.json -solver ipm|working-set|newton|admm|scp|auto (robust problems, eps > 0: ipm, working-set, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S [-method fista|ipm]] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
@@ -398,9 +424,9 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *solver {
-	case "ipm", "working-set", "newton", "admm", "scp", "auto":
+	case "ipm", "working-set", "newton", "admm", "scp", "auto", "fista":
 	default:
-		return badInput("solve: -solver %q: use ipm, working-set, newton, admm, scp or auto", *solver)
+		return badInput("solve: -solver %q: use ipm, working-set, newton, admm, scp, fista (gated programs) or auto", *solver)
 	}
 	if *solver == "auto" && (set["inner"] || set["relax"] || set["rho"]) {
 		return badInput("solve: -inner, -relax and -rho choose an ADMM; -solver auto chooses the method itself (use -solver admm)")
@@ -430,7 +456,41 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	mi, err := readInput(in, *solver != "scp")
+	var raw []byte
+	var err error
+	switch strings.ToLower(filepath.Ext(*problem)) {
+	case ".csv", ".tsv", ".npy", ".npz":
+		raw, err = tableProblem(*problem, *labelCol, *tabLoss, *tabBeta, *tabP, *tabSeed, *tabGated)
+	default:
+		for _, f := range []string{"label-column", "loss", "beta", "patterns", "pattern-seed", "gated"} {
+			if set[f] {
+				return badInput("solve: -%s is for a data file given as -problem (.csv, .npy or .npz); a problem JSON holds its own fields", f)
+			}
+		}
+		raw, err = io.ReadAll(in)
+	}
+	if err != nil {
+		return badInput("solve: %v", err)
+	}
+	if pj, ok, err := probeGated(raw); err != nil {
+		return err
+	} else if ok {
+		if set["inner"] || set["relax"] || set["rho"] || set["neurons"] || set["method"] {
+			return badInput("solve: -inner, -relax, -rho, -neurons and -method do not apply to gated programs")
+		}
+		gs := *solver
+		if !set["solver"] {
+			gs = "auto"
+		}
+		return solveGatedCommand(ctx, pj, gs, *maxIter, *gap, *save, stdout, *out)
+	}
+	if *solver == "fista" {
+		return badInput("solve: -solver fista solves gated programs (fields \"gated\" or \"classes\"); the sampled program of neurons is -solver scp")
+	}
+	if *save != "" {
+		return badInput("solve: -save writes the network of a gated or multi-class problem (fields \"gated\" or \"classes\"); other models' networks are in the result's \"network\"")
+	}
+	mi, err := readInput(bytes.NewReader(raw), *solver != "scp")
 	if err != nil {
 		return err
 	}

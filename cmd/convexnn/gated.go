@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/convexnn/convexnn/data"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/gated"
+	"github.com/convexnn/convexnn/solvers/netfile"
+	"gonum.org/v1/gonum/mat"
+)
+
+// gatedResultJSON is the result of `convexnn solve` on a gated or
+// multi-class problem: the gated network (gates and blocks), the ReLU
+// network of its cone decomposition (u m×d̃, alpha m×c) with its objective
+// gap, and the certificate.
+type gatedResultJSON struct {
+	Status       string       `json:"status"`
+	Solver       string       `json:"solver"`
+	Objective    float64      `json:"objective"`
+	LowerBound   float64      `json:"lower_bound"`
+	UpperBound   float64      `json:"upper_bound"`
+	CertifiedGap float64      `json:"gap"`
+	Iterations   int          `json:"iterations"`
+	Seconds      float64      `json:"seconds"`
+	Classes      int          `json:"classes,omitempty"`
+	Gated        gatedNetJSON `json:"gated_network"`
+	// Network is the ReLU network of the cone decomposition: the gated
+	// network's outputs on the training data, at the objective
+	// NonconvexObjective (DecompositionGap above the gated one).
+	Network            multiNetworkJSON `json:"network"`
+	NonconvexObjective float64          `json:"nonconvex_objective"`
+	DecompositionGap   float64          `json:"decomposition_gap"`
+	TrainingAccuracy   float64          `json:"training_accuracy"`
+}
+
+// gatedNetJSON holds the gate vectors (P rows of d̃ entries) and the
+// blocks W_i (P blocks of d̃ rows of c entries).
+type gatedNetJSON struct {
+	Gates [][]float64   `json:"gates"`
+	W     [][][]float64 `json:"w"`
+	Bias  bool          `json:"bias"`
+}
+
+// multiNetworkJSON is a ReLU network with c outputs: u holds m rows of d̃
+// entries (the neurons), alpha m rows of c output weights.
+type multiNetworkJSON struct {
+	U     [][]float64 `json:"u"`
+	Alpha [][]float64 `json:"alpha"`
+	Bias  bool        `json:"bias"`
+}
+
+// isGated reports whether a problem asks for the gated program: field
+// "gated", or "classes" (multi-class problems are gated).
+func (pj *problemJSON) isGated() bool { return pj.Gated || pj.Classes != 0 }
+
+// gatedProblem builds the gated program of a problem file, with its gate
+// vectors: X (with the ones column for "bias"), targets (±1 or real values
+// for one output; one-hot for "classes" c), the loss ("squared", or
+// "softmax" for classes), "groups" ("joint" or "per-class"), β, and "P"
+// gates drawn with "seed".
+func gatedProblem(pj *problemJSON) (*gated.Problem, *mat.Dense, error) {
+	x, err := pj.design()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(pj.X)
+	if len(pj.Y) != n {
+		return nil, nil, badInput("problem: field \"y\" has %d entries, X has %d rows", len(pj.Y), n)
+	}
+	switch {
+	case pj.Beta == nil:
+		return nil, nil, badInput("problem: field \"beta\" is missing")
+	case !(*pj.Beta > 0) || math.IsInf(*pj.Beta, 0):
+		return nil, nil, badInput("problem: field \"beta\" = %v, need 0 < β < ∞", *pj.Beta)
+	case pj.Eps != 0 || pj.Norm != "" || pj.RobustSampling != nil:
+		return nil, nil, badInput("problem: robust training (\"eps\", \"norm\", \"robust_sampling\") is not available for gated programs: their gates are not the network's own patterns")
+	case pj.Model != "" && pj.Model != modelReLU:
+		return nil, nil, badInput("problem: field \"model\" = %q: gated programs are of two-layer networks (\"relu\")", pj.Model)
+	case pj.D != nil:
+		return nil, nil, badInput("problem: a gated program needs its gate vectors: give \"P\" and \"seed\", not \"D\"")
+	case pj.P < 1 || pj.Seed == nil:
+		return nil, nil, badInput("problem: a gated program needs field \"P\" ≥ 1 (gates) and \"seed\"")
+	}
+	groups := gated.Joint
+	switch pj.Groups {
+	case "", "joint":
+	case "per-class":
+		groups = gated.PerClass
+	default:
+		return nil, nil, badInput("problem: field \"groups\" = %q, want \"joint\" or \"per-class\"", pj.Groups)
+	}
+	var t *mat.Dense
+	loss := gated.Squared
+	switch {
+	case pj.Classes == 1 || pj.Classes < 0:
+		return nil, nil, badInput("problem: field \"classes\" = %d, need at least 2 (labels 0…c−1)", pj.Classes)
+	case pj.Classes >= 2:
+		var err error
+		if t, err = gated.OneHot(pj.Y, pj.Classes); err != nil {
+			return nil, nil, badInput("problem: field \"y\": %v", err)
+		}
+		switch pj.Loss {
+		case "", "softmax":
+			loss = gated.Softmax
+		case "squared":
+		default:
+			return nil, nil, badInput("problem: field \"loss\" = %q: a multi-class problem takes \"softmax\" or \"squared\"", pj.Loss)
+		}
+	default:
+		if pj.Loss != "" && pj.Loss != "squared" {
+			return nil, nil, badInput("problem: field \"loss\" = %q: a gated problem with one output takes \"squared\" (give \"classes\": 2 and labels 0/1 for \"softmax\")", pj.Loss)
+		}
+		for k, v := range pj.Y {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, badInput("problem: field \"y\"[%d] is %v", k, v)
+			}
+		}
+		t = mat.NewDense(n, 1, append([]float64(nil), pj.Y...))
+	}
+	gates, gv, err := solvers.SampleGates(x, pj.P, *pj.Seed, 0)
+	if gates, err = sampled(gates, err, ""); err != nil {
+		return nil, nil, err
+	}
+	p := &gated.Problem{X: x, Gates: gates, Targets: t, Loss: loss, Groups: groups, Beta: *pj.Beta}
+	if err := p.Validate(); err != nil {
+		return nil, nil, badInput("problem: %v", err)
+	}
+	return p, gv, nil
+}
+
+// solveGatedCommand solves a gated problem: -solver auto (Newton for the
+// squared loss, proximal gradient otherwise), newton or fista (the
+// accelerated proximal gradient), to -gap (1e-6 by default) within
+// -max-iter steps.
+func solveGatedCommand(ctx context.Context, pj *problemJSON, solver string, maxIter int, gap float64, save string, stdout io.Writer, out string) error {
+	p, gv, err := gatedProblem(pj)
+	if err != nil {
+		return err
+	}
+	switch solver {
+	case "auto":
+		solver = "fista"
+		if p.Loss == gated.Squared {
+			solver = "newton"
+		}
+	case "newton":
+		if p.Loss != gated.Squared {
+			return badInput("solve: -solver newton solves gated programs with the squared loss; use -solver fista or auto for %v", p.Loss)
+		}
+	case "fista":
+	default:
+		return badInput("solve: -solver %q: gated programs are solved by -solver auto, newton or fista", solver)
+	}
+	opt := gated.Options{Tol: gap, MaxIter: maxIter}
+	start := time.Now()
+	var res *gated.Result
+	if solver == "newton" {
+		res, err = gated.SolveNewton(ctx, p, opt)
+	} else {
+		res, err = gated.Solve(ctx, p, opt)
+	}
+	if res == nil {
+		return err
+	}
+	status := "optimal"
+	tol := gap
+	if tol == 0 {
+		tol = 1e-6
+	}
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		status = "interrupted"
+	case err != nil:
+		return err
+	case res.Cert.Gap > tol:
+		status = "max_iter"
+	}
+	dec, err := gated.Decompose(p, gv, res.W, pj.Bias)
+	if err != nil {
+		return err
+	}
+	net, err := gated.NewNetwork(gv, res.W, pj.Bias)
+	if err != nil {
+		return err
+	}
+	_, _, np, c := p.Dims()
+	r := gatedResultJSON{Status: status, Solver: solver, Objective: res.Objective, LowerBound: res.Cert.Lower, UpperBound: res.Cert.Upper,
+		CertifiedGap: res.Cert.Gap, Iterations: res.Iterations, Seconds: time.Since(start).Seconds(), Classes: pj.Classes,
+		NonconvexObjective: dec.Objective, DecompositionGap: dec.Gap}
+	var gt mat.Dense
+	gt.CloneFrom(gv.T())
+	r.Gated = gatedNetJSON{Gates: rows(&gt), Bias: pj.Bias}
+	for i := 0; i < np; i++ {
+		r.Gated.W = append(r.Gated.W, rows(res.W[i]))
+	}
+	var ut mat.Dense
+	ut.CloneFrom(dec.Network.U.T())
+	r.Network = multiNetworkJSON{U: rows(&ut), Alpha: rows(dec.Network.A), Bias: pj.Bias}
+	f, _ := p.Predict(res.W)
+	pred := gated.Decide(f)
+	right := 0
+	for k, v := range pred {
+		if (c == 1 && (v >= 0) == (pj.Y[k] > 0)) || (c > 1 && v == pj.Y[k]) {
+			right++
+		}
+	}
+	r.TrainingAccuracy = float64(right) / float64(len(pred))
+	if save != "" {
+		o := netfile.Output{Decision: netfile.Value}
+		switch {
+		case c > 1:
+			o.Decision = netfile.Argmax
+			for j := 0; j < c; j++ {
+				o.Classes = append(o.Classes, fmt.Sprint(j))
+			}
+		case isBinary(pj.Y):
+			o = netfile.Output{Decision: netfile.Sign, Classes: []string{"-1", "1"}}
+		}
+		file, err := netfile.New(net, netfile.Input{}, o)
+		if err != nil {
+			return err
+		}
+		if err := file.Save(save); err != nil {
+			return err
+		}
+	}
+	return writeJSON(stdout, out, r)
+}
+
+// isBinary reports whether every label is −1 or +1.
+func isBinary(y []float64) bool {
+	for _, v := range y {
+		if v != 1 && v != -1 {
+			return false
+		}
+	}
+	return true
+}
+
+// probeGated decodes a problem file that asks for the gated program
+// (strictly: unknown fields are refused as for any problem); ok is false
+// for other problems and for malformed input, which readInput reports.
+func probeGated(raw []byte) (*problemJSON, bool, error) {
+	var probe struct {
+		Gated   bool `json:"gated"`
+		Classes int  `json:"classes"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || (!probe.Gated && probe.Classes == 0) {
+		return nil, false, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var pj problemJSON
+	if err := dec.Decode(&pj); err != nil {
+		return nil, true, badInput("problem: %v", err)
+	}
+	return &pj, true, nil
+}
+
+// tableProblem turns a data file (CSV or NumPy, labels in labelCol) into a
+// problem JSON: the features standardized on the file itself, a bias, the
+// loss, β, P patterns drawn with seed; two classes give labels −1/+1 (the
+// ReLU program, or the gated one with gated), more give a multi-class
+// (gated) problem with "classes".
+func tableProblem(path, labelCol, loss string, beta float64, p int, seed uint64, gatedProg bool) ([]byte, error) {
+	var set *data.Set
+	var err error
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy", ".npz":
+		opt := data.NumPy{}
+		if strings.HasSuffix(strings.ToLower(path), ".npz") {
+			opt.YKey = labelCol
+		} else if labelCol != "" {
+			opt.Label = data.ParseColumn(labelCol)
+		}
+		set, err = data.ReadNumPy(path, opt)
+	default:
+		delim := ','
+		if strings.HasSuffix(strings.ToLower(path), ".tsv") {
+			delim = '\t'
+		}
+		set, err = data.ReadCSV(path, data.CSV{Delimiter: delim, Label: data.ParseColumn(labelCol)})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if set, _, err = set.Standardize(); err != nil {
+		return nil, err
+	}
+	pj := problemJSON{Bias: true, Loss: loss, Beta: &beta, P: p, Seed: &seed}
+	n, _ := set.Dims()
+	for k := 0; k < n; k++ {
+		pj.X = append(pj.X, set.X.RawRowView(k))
+	}
+	if c := set.NumClasses(); c > 2 {
+		pj.Classes, pj.Y = c, set.Y
+	} else {
+		b, err := set.Recode(data.PlusMinus)
+		if err != nil {
+			return nil, err
+		}
+		pj.Y, pj.Gated = b.Y, gatedProg
+		if pj.Loss == "" {
+			pj.Loss = "squared"
+		}
+	}
+	return json.Marshal(pj)
+}
