@@ -356,10 +356,11 @@ func BackpropMulticlass(ctx context.Context, p *Problem, width, epochs int, lr f
 		return nil, 0, err
 	}
 	hist, err := backprop.Minimize(ctx, m, lr, epochs)
-	if err != nil {
-		return nil, 0, err
+	if len(hist) == 0 {
+		return m.Network(), math.NaN(), err
 	}
-	return m.Network(), hist[len(hist)-1], nil
+	// Cancelled: the network of the epochs finished, with the error.
+	return m.Network(), hist[len(hist)-1], err
 }
 
 // ClassAccuracy returns the fraction of rows of (X, y) classified right

@@ -2,6 +2,7 @@ package cvx
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,5 +79,36 @@ func benchTen(b *testing.B, name string, P, epochs int) {
 			b.ReportMetric(100*bacc, "backprop-test-%")
 			b.Logf("%s: back-prop, %d neurons, %d epochs: %.2f %% test accuracy in %.1f s", name, P, epochs, 100*bacc, time.Since(st).Seconds())
 		}
+	}
+}
+
+// BenchmarkPathMammographic times issue 20's path target: a 20-point path
+// of the gated program (mammographic masses, 32 gates, squared loss, β_max
+// down to β_max/1000, each point certified to 10⁻⁶) against one solve from
+// zero at the path's smallest β, measured in the same run; path/one is
+// reported (target ≤ 3).
+func BenchmarkPathMammographic(b *testing.B) {
+	sp, err := data.Paper(context.Background(), "mammographic", data.Source{Dir: testenv.SharedData(b)}, data.PlusMinus)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prob := func() *Problem {
+		return Classify(sp.Train.X, sp.Train.Y).Gated().Squared().Bias().SamplePatterns(32, 1)
+	}
+	for k := range b.N {
+		start := time.Now()
+		path, err := RunDir(b.TempDir()).Path(context.Background(), fmt.Sprintf("p%d", k), prob(), PathOptions{Points: 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pathTime := time.Since(start)
+		last := path.Points[len(path.Points)-1]
+		start = time.Now()
+		if _, err := SolveGated(prob().Beta(last.Beta), GatedOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		one := time.Since(start)
+		b.ReportMetric(pathTime.Seconds()/one.Seconds(), "path/one")
+		b.Logf("path of %d points %.2f s, one solve at β = %.3g %.2f s: %.2f×", len(path.Points), pathTime.Seconds(), last.Beta, one.Seconds(), pathTime.Seconds()/one.Seconds())
 	}
 }

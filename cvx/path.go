@@ -93,8 +93,17 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 	if err != nil {
 		return nil, err
 	}
-	if o.ValX != nil && len(o.ValY) == 0 {
-		return nil, errors.New("cvx: Path: ValX without ValY")
+	if o.ValX != nil || o.ValY != nil {
+		if o.ValX == nil {
+			return nil, errors.New("cvx: Path: ValY without ValX")
+		}
+		vn, vd := o.ValX.Dims()
+		if _, d := p.x.Dims(); vd != d || vn != len(o.ValY) {
+			return nil, fmt.Errorf("cvx: Path: validation set of %d×%d with %d labels; the problem has %d features", vn, vd, len(o.ValY), d)
+		}
+	}
+	if o.Solve.Seconds < 0 || math.IsNaN(o.Solve.Seconds) {
+		return nil, fmt.Errorf("cvx: Path: Solve.Seconds = %v, need ≥ 0", o.Solve.Seconds)
 	}
 	prog, gv, err := p.GatedProgram()
 	if err != nil {
@@ -161,15 +170,24 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 		prog.Beta = betas[k]
 		opt := gated.Options{Tol: o.Solve.Tol, MaxIter: o.Solve.MaxIter, Rank: o.Solve.Rank, Start: start}
 		t0 := time.Now()
-		res, err := solveGatedProgram(ctx, prog, o.Solve, opt)
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if o.Solve.Seconds > 0 {
+			// Each point's own time limit; reaching it is not an error.
+			pctx, cancel = context.WithTimeout(ctx, time.Duration(o.Solve.Seconds*float64(time.Second)))
+		}
+		res, err := solveGatedProgram(pctx, prog, o.Solve, opt)
+		cancel()
 		if res == nil || (err != nil && ctx.Err() != nil) {
+			return &PathResult{Points: st.Points, Network: net}, err
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return &PathResult{Points: st.Points, Network: net}, err
 		}
 		if net, err = gated.NewNetwork(gv, res.W, p.bias); err != nil {
 			return nil, err
 		}
 		pt := PathPoint{Beta: betas[k], Objective: res.Objective, Lower: res.Cert.Lower, Gap: res.Cert.Gap,
-			Status: pathStatus(res, o.Solve.Tol), Active: net.Width(), Iterations: res.Iterations, Seconds: time.Since(t0).Seconds(), Validation: -1}
+			Status: pathStatus(res, o.Solve.Tol, err != nil), Active: net.Width(), Iterations: res.Iterations, Seconds: time.Since(t0).Seconds(), Validation: -1}
 		if pt.Train, err = ClassAccuracy(net, p.x, p.y); err != nil {
 			return nil, err
 		}
@@ -222,12 +240,15 @@ func solveGatedProgram(ctx context.Context, prog *gated.Problem, o GatedOptions,
 	return nil, fmt.Errorf("cvx: GatedOptions{Method: %d}: unknown method", method)
 }
 
-func pathStatus(res *gated.Result, tol float64) string {
+func pathStatus(res *gated.Result, tol float64, timedOut bool) string {
 	if tol == 0 {
 		tol = 1e-6
 	}
-	if res.Cert.Gap <= tol {
+	switch {
+	case res.Cert.Gap <= tol:
 		return "certified"
+	case timedOut:
+		return "time limit"
 	}
 	return "iteration limit"
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ClassLabels maps labels of any type to class indices 0 … c−1 and returns
@@ -172,6 +173,9 @@ func (s *Set) PickClasses(l Labels, names ...string) (*Set, error) {
 		if _, ok := newIndex[c]; ok {
 			rows = append(rows, k)
 		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("data: PickClasses: no row has class %s", strings.Join(names, " or "))
 	}
 	t := s.Rows(rows)
 	for i, k := range rows {

@@ -38,8 +38,11 @@ func ColumnAt(i int) Column {
 
 // ParseColumn reads a column as a user writes it on a command line: a name
 // that is a header wins; otherwise an integer is a position (0 the first,
-// −1 the last).
+// −1 the last); the empty string is the last column.
 func ParseColumn(s string) Column {
+	if strings.TrimSpace(s) == "" {
+		return Column{}
+	}
 	c := ColumnNamed(s)
 	if i, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
 		c.index = ColumnAt(i).index
@@ -106,8 +109,9 @@ type CSV struct {
 	Unlabelled bool
 }
 
-// missingCells are the spellings of a missing value that ReadCSV refuses by
-// name (rather than as a non-numeric cell).
+// missingCells are the spellings of a missing feature value that ReadCSV
+// refuses by name (rather than as a non-numeric cell); a label is missing
+// only when empty or NaN (other spellings may be class names).
 var missingCells = map[string]bool{"": true, "?": true, "na": true, "n/a": true, "nan": true, "null": true, "none": true, "-": true}
 
 // ReadCSV reads a table of numeric features and one label column from a
@@ -219,7 +223,7 @@ func ParseCSV(raw []byte, opt CSV) (*Set, error) {
 				dst[e] = v
 				e++
 			}
-			if lab >= 0 && (labels[i] == "" || missingCells[strings.ToLower(labels[i])]) {
+			if lab >= 0 && (labels[i] == "" || strings.EqualFold(labels[i], "nan")) {
 				return fmt.Errorf("line %d, label column %q: missing label %q", line, header[lab], labels[i])
 			}
 		}

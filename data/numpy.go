@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/convexnn/convexnn/internal/npyhead"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -169,7 +170,11 @@ func readNPY(r io.Reader, size int64) (a *numpyArray, err error) {
 			a, err = nil, fmt.Errorf("corrupt NumPy data (%v)", p)
 		}
 	}()
-	cr := &countingReader{r: r}
+	g, err := npyhead.Guard(r, size)
+	if err != nil {
+		return nil, err
+	}
+	cr := &countingReader{r: g}
 	rd, err := npy.NewReader(cr)
 	if err != nil {
 		return nil, fmt.Errorf("not a valid .npy array: %w", err)
@@ -309,6 +314,9 @@ func numpySet(feat, lab *numpyArray, opt NumPy) (*Set, error) {
 		return nil, fmt.Errorf("features of shape %v: need a 2-D array (rows × features) or images", sh)
 	case len(sh) == 2 && lab == nil && !opt.Unlabelled:
 		n, c := sh[0], sh[1]
+		if n == 0 {
+			return nil, fmt.Errorf("array of shape %v has no rows", sh)
+		}
 		if c < 2 {
 			return nil, fmt.Errorf("array of shape %v holds no feature beside its label column (give the labels separately)", sh)
 		}

@@ -130,6 +130,9 @@ func TestReadNumPyErrors(t *testing.T) {
 	garbage := filepath.Join(dir, "garbage.npy")
 	os.WriteFile(garbage, []byte("not numpy at all"), 0o644)
 	one := write("one.npy", []int64{1, 1, 1, 1, 1, 1})
+	huge := filepath.Join(dir, "huge.npy")
+	os.WriteFile(huge, []byte("\x93NUMPY\x02\x00\xff\xff\xff\x7f{'descr'"), 0o644)
+	empty := numpyFixture("empty.npy")
 	for _, c := range []struct {
 		file string
 		opt  NumPy
@@ -147,6 +150,8 @@ func TestReadNumPyErrors(t *testing.T) {
 		{numpyFixture("named.npz"), NumPy{}, "no features array"},
 		{trunc, NumPy{Labels: numpyFixture("labels.npy")}, "truncated"},
 		{garbage, NumPy{}, "not a valid .npy"},
+		{huge, NumPy{}, "header of 2147483647 bytes"},
+		{empty, NumPy{}, "no rows"},
 		{numpyFixture("make.py"), NumPy{}, "not a NumPy file"},
 		{filepath.Join(dir, "absent.npy"), NumPy{}, "absent.npy"},
 	} {

@@ -8,11 +8,12 @@ import (
 )
 
 // Scaling is the per-feature affine map x_j ← (x_j − Shift_j)/Scale_j that
-// a set's features went through since its rows last changed shape
-// (ScalePixels and Standardize compose into it; reading, Stride and Resize
-// start it afresh), so that new raw data can be prepared exactly alike: a
-// saved network keeps it. A bias column is not covered. Nil is the
-// identity.
+// a set's features went through since they were read (ScalePixels and
+// Standardize compose into it; Stride keeps it for the kept pixels; Resize
+// keeps a scaling that is the same for every pixel, and drops any other,
+// which averaging does not preserve), so that new raw data can be prepared
+// exactly alike: a saved network keeps it. A bias column is not covered.
+// Nil is the identity (or, after such a Resize, unknown).
 type Scaling struct {
 	Shift, Scale []float64
 }
@@ -70,6 +71,25 @@ func (sc *Scaling) then(shift, scale []float64) *Scaling {
 		// ((x − m0)/s0 − m)/s = (x − (m0 + s0·m))/(s0·s)
 		out.Shift[j] = m0 + s0*shift[j]
 		out.Scale[j] = s0 * scale[j]
+	}
+	return out
+}
+
+// uniformTo returns the scaling for d features when it is the same for
+// every feature (as ScalePixels'), which averaging pixels keeps; nil
+// otherwise (a Standardize scaling does not survive Resize).
+func (sc *Scaling) uniformTo(d int) *Scaling {
+	if sc == nil || len(sc.Shift) == 0 {
+		return nil
+	}
+	for j := range sc.Shift {
+		if sc.Shift[j] != sc.Shift[0] || sc.Scale[j] != sc.Scale[0] {
+			return nil
+		}
+	}
+	out := &Scaling{Shift: make([]float64, d), Scale: make([]float64, d)}
+	for j := 0; j < d; j++ {
+		out.Shift[j], out.Scale[j] = sc.Shift[0], sc.Scale[0]
 	}
 	return out
 }

@@ -41,3 +41,35 @@ func TestScalingReplays(t *testing.T) {
 		t.Fatal("NaN scale accepted")
 	}
 }
+
+// Stride and Resize carry the pixel scaling to the new features.
+func TestScalingThroughStrideAndResize(t *testing.T) {
+	im := imagesFixture(4, 1, 4, 4)
+	s, err := im.Binary(0, 1, PlusMinus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := s.ScalePixels()
+	st, err := sc.Stride(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := s.Stride(2)
+	got, err := st.Scaling.Apply(raw.X)
+	if err != nil || !mat.EqualApprox(got, st.X, 1e-12) {
+		t.Fatalf("stride: %v", err)
+	}
+	rs, err := sc.Resize(2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rraw, _ := s.Resize(2, 2)
+	got, err = rs.Scaling.Apply(rraw.X)
+	if err != nil || !mat.EqualApprox(got, rs.X, 1e-12) {
+		t.Fatalf("resize: %v", err)
+	}
+	std, _, _ := sc.Standardize()
+	if r2, _ := std.Resize(2, 2); r2.Scaling != nil {
+		t.Fatal("a per-feature scaling survived averaging")
+	}
+}

@@ -192,6 +192,18 @@ func (s *Set) Stride(k int) (*Set, error) {
 	}
 	t := s.clone(x, append([]float64(nil), s.Y...))
 	t.Shape, t.Scaling = [3]int{c, h2, w2}, nil
+	if sc := s.Scaling; sc != nil && len(sc.Shift) == c*h*w {
+		// The kept pixels keep their scaling.
+		t.Scaling = &Scaling{Shift: make([]float64, c*h2*w2), Scale: make([]float64, c*h2*w2)}
+		for ch := 0; ch < c; ch++ {
+			for i := 0; i < h2; i++ {
+				for j := 0; j < w2; j++ {
+					dst, src := (ch*h2+i)*w2+j, (ch*h+i*k)*w+j*k
+					t.Scaling.Shift[dst], t.Scaling.Scale[dst] = sc.Shift[src], sc.Scale[src]
+				}
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -239,7 +251,7 @@ func (s *Set) Resize(h2, w2 int) (*Set, error) {
 		}
 	}
 	t := s.clone(x, append([]float64(nil), s.Y...))
-	t.Shape, t.Scaling = [3]int{c, h2, w2}, nil
+	t.Shape, t.Scaling = [3]int{c, h2, w2}, s.Scaling.uniformTo(c*h2*w2)
 	return t, nil
 }
 

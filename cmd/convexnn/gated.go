@@ -41,6 +41,8 @@ type gatedResultJSON struct {
 	NonconvexObjective float64          `json:"nonconvex_objective"`
 	DecompositionGap   float64          `json:"decomposition_gap"`
 	TrainingAccuracy   float64          `json:"training_accuracy"`
+	// Input is set when the problem came from a data file.
+	Input *dataInputJSON `json:"input,omitempty"`
 }
 
 // gatedNetJSON holds the gate vectors (P rows of d̃ entries) and the
@@ -142,7 +144,7 @@ func gatedProblem(pj *problemJSON) (*gated.Problem, *mat.Dense, error) {
 // squared loss, proximal gradient otherwise), newton or fista (the
 // accelerated proximal gradient), to -gap (1e-6 by default) within
 // -max-iter steps.
-func solveGatedCommand(ctx context.Context, pj *problemJSON, solver string, maxIter int, gap float64, save string, stdout io.Writer, out string) error {
+func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSON, solver string, maxIter int, gap float64, save string, stdout io.Writer, out string) error {
 	p, gv, err := gatedProblem(pj)
 	if err != nil {
 		return err
@@ -215,18 +217,12 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, solver string, maxI
 		}
 	}
 	r.TrainingAccuracy = float64(right) / float64(len(pred))
+	r.Input = input
 	if save != "" {
-		o := netfile.Output{Decision: netfile.Value}
-		switch {
-		case c > 1:
-			o.Decision = netfile.Argmax
-			for j := 0; j < c; j++ {
-				o.Classes = append(o.Classes, fmt.Sprint(j))
-			}
-		case isBinary(pj.Y):
-			o = netfile.Output{Decision: netfile.Sign, Classes: []string{"-1", "1"}}
+		file, err := input.file(net, c)
+		if c == 1 && !isBinary(pj.Y) {
+			file, err = netfile.New(net, netfile.Input{}, netfile.Output{Decision: netfile.Value})
 		}
-		file, err := netfile.New(net, netfile.Input{}, o)
 		if err != nil {
 			return err
 		}
@@ -272,7 +268,7 @@ func probeGated(raw []byte) (*problemJSON, bool, error) {
 // loss, β, P patterns drawn with seed; two classes give labels −1/+1 (the
 // ReLU program, or the gated one with gated), more give a multi-class
 // (gated) problem with "classes".
-func tableProblem(path, labelCol, loss string, beta float64, p int, seed uint64, gatedProg bool) ([]byte, error) {
+func tableProblem(path, labelCol, loss string, beta float64, p int, seed uint64, gatedProg bool) ([]byte, *dataInputJSON, error) {
 	var set *data.Set
 	var err error
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -292,11 +288,12 @@ func tableProblem(path, labelCol, loss string, beta float64, p int, seed uint64,
 		set, err = data.ReadCSV(path, data.CSV{Delimiter: delim, Label: data.ParseColumn(labelCol)})
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if set, _, err = set.Standardize(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	input := &dataInputJSON{Names: set.Features, Shift: set.Scaling.Shift, Scale: set.Scaling.Scale, Classes: set.Classes}
 	pj := problemJSON{Bias: true, Loss: loss, Beta: &beta, P: p, Seed: &seed}
 	n, _ := set.Dims()
 	for k := 0; k < n; k++ {
@@ -307,12 +304,44 @@ func tableProblem(path, labelCol, loss string, beta float64, p int, seed uint64,
 	} else {
 		b, err := set.Recode(data.PlusMinus)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pj.Y, pj.Gated = b.Y, gatedProg
 		if pj.Loss == "" {
 			pj.Loss = "squared"
 		}
 	}
-	return json.Marshal(pj)
+	raw, err := json.Marshal(pj)
+	return raw, input, err
+}
+
+// dataInputJSON says how a data file given as -problem was prepared: its
+// feature names, the standardization fitted on it and its class names (the
+// first class is −1 of a binary problem, class c index c of a multi-class
+// one), so that predict prepares new rows alike.
+type dataInputJSON struct {
+	Names   []string  `json:"names,omitempty"`
+	Shift   []float64 `json:"shift,omitempty"`
+	Scale   []float64 `json:"scale,omitempty"`
+	Classes []string  `json:"classes,omitempty"`
+}
+
+// file wraps a network with the input's scaling and class names (nil: raw
+// features, classes named by their labels).
+func (in *dataInputJSON) file(net any, outputs int) (*netfile.File, error) {
+	o := netfile.Output{Decision: netfile.Sign, Classes: []string{"-1", "1"}}
+	if outputs > 1 {
+		o = netfile.Output{Decision: netfile.Argmax}
+		for j := 0; j < outputs; j++ {
+			o.Classes = append(o.Classes, fmt.Sprint(j))
+		}
+	}
+	var i netfile.Input
+	if in != nil {
+		i = netfile.Input{Names: in.Names, Shift: in.Shift, Scale: in.Scale}
+		if len(in.Classes) == len(o.Classes) {
+			o.Classes = in.Classes
+		}
+	}
+	return netfile.New(net, i, o)
 }

@@ -154,3 +154,87 @@ func TestSolveCSV(t *testing.T) {
 		t.Errorf("-patterns with a JSON problem: %v", err)
 	}
 }
+
+// The result of a multi-class solve predicts as a network file.
+func TestPredictGatedResult(t *testing.T) {
+	prob := threeClassProblem(t, nil)
+	res := filepath.Join(t.TempDir(), "result.json")
+	if err := solveCommand(context.Background(), []string{"-problem", prob, "-gap", "1e-5", "-out", res}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var pj struct {
+		X [][]float64 `json:"X"`
+		Y []float64   `json:"y"`
+	}
+	raw, _ := os.ReadFile(prob)
+	json.Unmarshal(raw, &pj)
+	var csv strings.Builder
+	csv.WriteString("a,b,y\n")
+	for k, r := range pj.X {
+		fmt.Fprintf(&csv, "%v,%v,%v\n", r[0], r[1], pj.Y[k])
+	}
+	data := filepath.Join(t.TempDir(), "d.csv")
+	os.WriteFile(data, []byte(csv.String()), 0o644)
+	r := commandJSON[predictionsJSON](t, "predict", predictCommand, []string{"-network", res, "-data", data, "-label-column", "y"})
+	var rr gatedResultJSON
+	rawRes, _ := os.ReadFile(res)
+	json.Unmarshal(rawRes, &rr)
+	if r.Model != "gated" || r.Accuracy == nil || math.Abs(*r.Accuracy-rr.TrainingAccuracy) > 1e-12 || len(r.Classes) != 3 {
+		t.Fatalf("predict on the gated result: %+v (training accuracy %v)", r, rr.TrainingAccuracy)
+	}
+}
+
+// A network solved from a data file predicts on that file (raw features,
+// class names as in the file) with the accuracy it had in training: through
+// the result and through -save, for two classes (ReLU and gated programs)
+// and three classes named 1, 2, 3.
+func TestDataFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(9, 9))
+	var two, three strings.Builder
+	two.WriteString("a,b,kind\n")
+	three.WriteString("a,b,grade\n")
+	for k := 0; k < 80; k++ {
+		a, b := 10+5*rng.NormFloat64(), -3+0.1*rng.NormFloat64()
+		kind := "none"
+		if (a-10)*(b+3) > 0 {
+			kind = "mild"
+		}
+		fmt.Fprintf(&two, "%v,%v,%s\n", a, b, kind)
+		fmt.Fprintf(&three, "%v,%v,%d\n", a, b, 1+int(math.Min(2, math.Floor(3*(math.Atan2(10*(b+3), (a-10)/5)+math.Pi)/(2*math.Pi)))))
+	}
+	p2, p3 := filepath.Join(dir, "two.csv"), filepath.Join(dir, "three.csv")
+	os.WriteFile(p2, []byte(two.String()), 0o644)
+	os.WriteFile(p3, []byte(three.String()), 0o644)
+	for _, c := range []struct {
+		file, label string
+		extra       []string
+	}{{p2, "kind", nil}, {p2, "kind", []string{"-gated"}}, {p3, "grade", []string{"-gap", "1e-5"}}} {
+		res := filepath.Join(dir, "result.json")
+		save := filepath.Join(dir, "net.json")
+		args := append([]string{"-problem", c.file, "-label-column", c.label, "-patterns", "12", "-beta", "0.01", "-out", res}, c.extra...)
+		gatedRun := len(c.extra) > 0
+		if gatedRun {
+			args = append(args, "-save", save)
+		}
+		if err := solveCommand(context.Background(), args, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		var train struct {
+			TrainingAccuracy float64 `json:"training_accuracy"`
+		}
+		raw, _ := os.ReadFile(res)
+		json.Unmarshal(raw, &train)
+		nets := []string{res}
+		if gatedRun {
+			nets = append(nets, save)
+		}
+		for _, net := range nets {
+			r := commandJSON[predictionsJSON](t, "predict", predictCommand, []string{"-network", net, "-data", c.file, "-label-column", c.label})
+			t.Logf("%s %v via %s: accuracy %v (training %v), unknown %d, classes %v", filepath.Base(c.file), c.extra, filepath.Base(net), *r.Accuracy, train.TrainingAccuracy, r.Unknown, r.Classes)
+			if r.Unknown != 0 || *r.Accuracy < 0.8 || (gatedRun && math.Abs(*r.Accuracy-train.TrainingAccuracy) > 1e-12) {
+				t.Errorf("%s %v via %s: accuracy %v against training %v, %d unknown labels", c.file, c.extra, net, *r.Accuracy, train.TrainingAccuracy, r.Unknown)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/solvers/gated"
 	"github.com/convexnn/convexnn/solvers/netfile"
+	"gonum.org/v1/gonum/mat"
 )
 
 const predictUsage = "usage: convexnn predict -network FILE (.json/.npz network file, or a convexnn solve result) -data FILE.csv|.npy|.npz [-label-column NAME|INDEX] [-labels FILE.npy] [-delimiter C] [-no-header] [-out predictions.json]"
@@ -188,6 +191,16 @@ func loadNetworkFile(path string) (*netfile.File, error) {
 	var probe struct {
 		Format  string          `json:"format"`
 		Network json.RawMessage `json:"network"`
+		Gated   *gatedNetJSON   `json:"gated_network"`
+		Classes int             `json:"classes"`
+		Input   *dataInputJSON  `json:"input"`
+	}
+	if !bytes.HasPrefix(raw, []byte("PK")) && json.Unmarshal(raw, &probe) == nil && probe.Format == "" && probe.Gated != nil {
+		f, err := gatedResultFile(probe.Gated, probe.Classes, probe.Input)
+		if err != nil {
+			return nil, badInput("predict: %s: %v", path, err)
+		}
+		return f, nil
 	}
 	if !bytes.HasPrefix(raw, []byte("PK")) && json.Unmarshal(raw, &probe) == nil && probe.Format == "" && probe.Network != nil {
 		net, err := readNetwork(bytes.NewReader(raw))
@@ -197,7 +210,7 @@ func loadNetworkFile(path string) (*netfile.File, error) {
 		if net.U == nil {
 			return nil, badInput("predict: %s: the solve result's network has no neurons", path)
 		}
-		f, err := netfile.New(net, netfile.Input{}, netfile.Output{Decision: netfile.Sign, Classes: []string{"-1", "1"}})
+		f, err := probe.Input.file(net, 1)
 		if err != nil {
 			return nil, badInput("predict: %s: %v", path, err)
 		}
@@ -208,6 +221,40 @@ func loadNetworkFile(path string) (*netfile.File, error) {
 		return nil, badInput("predict: %s: %v", path, err)
 	}
 	return f, nil
+}
+
+// gatedResultFile is the network of a gated solve result: its gated
+// network, deciding by sign (one output, classes −1 and 1) or by the
+// largest output (classes "0" … "c−1").
+func gatedResultFile(g *gatedNetJSON, classes int, input *dataInputJSON) (*netfile.File, error) {
+	if len(g.Gates) == 0 || len(g.W) != len(g.Gates) {
+		return nil, fmt.Errorf("field \"gated_network\": %d gates and %d weight blocks", len(g.Gates), len(g.W))
+	}
+	d := len(g.Gates[0])
+	if d == 0 {
+		return nil, errors.New("field \"gated_network\".\"gates\": the gate vectors are empty")
+	}
+	gates := mat.NewDense(d, len(g.Gates), nil)
+	net := &gated.Network{Gates: gates, Bias: g.Bias}
+	for i, row := range g.Gates {
+		if len(row) != d {
+			return nil, fmt.Errorf("field \"gated_network\".\"gates\"[%d] has %d entries, want %d", i, len(row), d)
+		}
+		gates.SetCol(i, row)
+		blk := g.W[i]
+		if len(blk) != d || len(blk) == 0 || len(blk[0]) == 0 {
+			return nil, fmt.Errorf("field \"gated_network\".\"w\"[%d] is %d rows, want %d", i, len(blk), d)
+		}
+		b := mat.NewDense(d, len(blk[0]), nil)
+		for l, r := range blk {
+			if len(r) != len(blk[0]) {
+				return nil, fmt.Errorf("field \"gated_network\".\"w\"[%d][%d] has %d entries", i, l, len(r))
+			}
+			b.SetRow(l, r)
+		}
+		net.W = append(net.W, b)
+	}
+	return input.file(net, max(classes, 1))
 }
 
 // writeJSON writes v as indented JSON to path, or to stdout when path is

@@ -139,6 +139,9 @@ type resultJSON struct {
 	Gap     float64 `json:"duality_gap,omitempty"`
 	// Auto is set when -solver auto chose Solver.
 	Auto bool `json:"auto,omitempty"`
+	// Input is set when the problem came from a data file: how its rows
+	// were prepared and its classes named.
+	Input *dataInputJSON `json:"input,omitempty"`
 	// LowerBound ≤ p* ≤ UpperBound certify the optimum p* of the program as
 	// posed (package solvers/certify); CertifiedGap is
 	// (upper − lower)/|upper|. UpperBound is the objective at the solution
@@ -457,10 +460,11 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		in = f
 	}
 	var raw []byte
+	var input *dataInputJSON
 	var err error
 	switch strings.ToLower(filepath.Ext(*problem)) {
 	case ".csv", ".tsv", ".npy", ".npz":
-		raw, err = tableProblem(*problem, *labelCol, *tabLoss, *tabBeta, *tabP, *tabSeed, *tabGated)
+		raw, input, err = tableProblem(*problem, *labelCol, *tabLoss, *tabBeta, *tabP, *tabSeed, *tabGated)
 	default:
 		for _, f := range []string{"label-column", "loss", "beta", "patterns", "pattern-seed", "gated"} {
 			if set[f] {
@@ -482,7 +486,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if !set["solver"] {
 			gs = "auto"
 		}
-		return solveGatedCommand(ctx, pj, gs, *maxIter, *gap, *save, stdout, *out)
+		return solveGatedCommand(ctx, pj, input, gs, *maxIter, *gap, *save, stdout, *out)
 	}
 	if *solver == "fista" {
 		return badInput("solve: -solver fista solves gated programs (fields \"gated\" or \"classes\"); the sampled program of neurons is -solver scp")
@@ -503,7 +507,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if set["inner"] || set["relax"] {
 			return badInput("solve: -inner and -relax are options of the two-layer ADMM; model %q runs the general ADMM (-rho, -tol, -max-iter, -gap)", mi.model)
 		}
-		return writeResult(stdout, *out, func() (resultJSON, error) {
+		return writeResult(stdout, *out, input, func() (resultJSON, error) {
 			return solveGeneral(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)
 		})
 	}
@@ -529,7 +533,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	start := time.Now()
 	if *solver == "scp" {
-		return writeResult(stdout, *out, func() (resultJSON, error) {
+		return writeResult(stdout, *out, input, func() (resultJSON, error) {
 			return solveSCP(ctx, p, *neurons, *seed, *method, *maxIter, *tol, *gap, start)
 		})
 	}
@@ -660,7 +664,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	return writeResult(stdout, *out, func() (resultJSON, error) { return res, nil })
+	return writeResult(stdout, *out, input, func() (resultJSON, error) { return res, nil })
 }
 
 func networkOf(net *solvers.Network) networkJSON {
@@ -671,11 +675,12 @@ func networkOf(net *solvers.Network) networkJSON {
 
 // writeResult writes the result JSON to the file out, or to stdout when out
 // is empty; the file is created only once the result is there.
-func writeResult(stdout io.Writer, out string, solve func() (resultJSON, error)) error {
+func writeResult(stdout io.Writer, out string, input *dataInputJSON, solve func() (resultJSON, error)) error {
 	res, err := solve()
 	if err != nil {
 		return err
 	}
+	res.Input = input
 	w := stdout
 	if out != "" {
 		f, err := os.Create(out)

@@ -37,6 +37,9 @@ func (net *Network) Validate() error {
 	if np != len(net.W) {
 		return fmt.Errorf("gated: network has %d gates but %d weight blocks", np, len(net.W))
 	}
+	if net.W[0] == nil {
+		return errors.New("gated: weight block 0 is missing")
+	}
 	_, c := net.W[0].Dims()
 	if err := checkWeights(net.W, np, d, c); err != nil {
 		return err

@@ -116,6 +116,7 @@ func (nt *newton) finish(ctx context.Context, w *mat.Dense, res *Result, opt Opt
 	o := opt
 	o.Start = ws
 	o.MaxIter = 0
+	o.Rank, o.CertifyEvery = 0, 0 // Solve on all of X from the Newton point
 	o.Progress = func(it Iterate) {
 		it.Iter += base
 		it.Elapsed = time.Since(start)
@@ -125,6 +126,7 @@ func (nt *newton) finish(ctx context.Context, w *mat.Dense, res *Result, opt Opt
 	}
 	fin, err := Solve(ctx, nt.p, o)
 	if fin == nil {
+		res.W = ws // the Newton point, certified in res
 		return res, err
 	}
 	for _, it := range fin.History {

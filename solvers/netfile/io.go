@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/convexnn/convexnn/internal/npyhead"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/cnn"
@@ -204,12 +205,29 @@ func (f *File) Save(path string) error {
 	default:
 		return fmt.Errorf("netfile: %s: save a network as .json or .npz", path)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	// Through a synced temporary file renamed over path: a reader sees the
+	// old file or the new one, never a torn one.
+	tf, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return fmt.Errorf("netfile: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("netfile: %w", err)
+	tmp := tf.Name()
+	_, werr := tf.Write(buf.Bytes())
+	if werr == nil {
+		werr = tf.Sync()
+	}
+	if cerr := tf.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("netfile: saving %s: %w", path, werr)
 	}
 	return nil
 }
@@ -317,7 +335,11 @@ func decodeNPY(name string, body []byte, ptr any) (err error) {
 			err = fmt.Errorf("array %s is corrupt (%v)", name, p)
 		}
 	}()
-	r, err := npy.NewReader(bytes.NewReader(body))
+	g, err := npyhead.Guard(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		return fmt.Errorf("array %s: %w", name, err)
+	}
+	r, err := npy.NewReader(g)
 	if err != nil {
 		return fmt.Errorf("array %s: %w", name, err)
 	}

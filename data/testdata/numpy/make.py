@@ -17,3 +17,4 @@ np.savez_compressed("named.npz", feats=x.astype(np.float64), lab=np.array(["a", 
 np.save("complex.npy", np.array([1j, 2, 3]))
 np.save("object.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
 np.save("nan.npy", np.array([[1.0, np.nan], [2, 3]]))
+np.save("empty.npy", np.zeros((0, 3)))
