@@ -83,9 +83,15 @@ func SolveNewton(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		}
 		// Newton stalls where groups hover near zero without their
 		// optimality settling (its model holds only in a ball of their
-		// radius): when five steps took less than a tenth of the certified
-		// gap, accelerated proximal gradient finishes from here.
-		if h := res.History; len(h) > 5 && h[len(h)-6].Objective-obj < 0.1*(obj-cert.Lower) {
+		// radius): when the last window of steps took less than a tenth of
+		// the certified gap, accelerated proximal gradient finishes from
+		// here. Exact (dense) steps get a longer window: groups leave one
+		// per step.
+		window := 5
+		if nt.cross != nil {
+			window = 60
+		}
+		if h := res.History; len(h) > window && h[len(h)-1-window].Objective-obj < 0.1*(obj-cert.Lower) {
 			return nt.finish(ctx, w, res, opt, start)
 		}
 		if err := ctx.Err(); err != nil {
@@ -150,6 +156,102 @@ type newton struct {
 	// chol[i][k] factors XᵀD_iX + s·I for the shift s of gate i's group k
 	// (one group per gate for Joint, one per output for PerClass).
 	chol [][]mat.Cholesky
+	// cross[i][k] = XᵀD_iD_kX for i ≤ k when the program is small enough
+	// for Newton's system to be formed and factored (denseLimit): the
+	// steps are then exact.
+	cross [][]*mat.Dense
+}
+
+// denseLimit bounds the unknowns P·d·c, and crossWork the flops n·d²·P²/2,
+// of a program whose Newton system is formed and factored.
+const (
+	denseLimit = 2000
+	crossWork  = 2e9
+)
+
+// denseDirection solves (FᵀF + B)Δ = −∇ on the active groups exactly by a
+// Cholesky factorization of the assembled system and reports whether it
+// did.
+func (nt *newton) denseDirection(delta, w, grad *mat.Dense, sh [][]float64, active []bool) bool {
+	d, c := nt.d, nt.c
+	type v struct{ i, l, j int }
+	var idx []v
+	for i := 0; i < nt.np; i++ {
+		if !active[i] {
+			continue
+		}
+		for l := 0; l < d; l++ {
+			for j := 0; j < c; j++ {
+				if sh[i][j] > 0 {
+					idx = append(idx, v{i, l, j})
+				}
+			}
+		}
+	}
+	m := len(idx)
+	if m == 0 {
+		return false
+	}
+	h := mat.NewSymDense(m, nil)
+	for a := 0; a < m; a++ {
+		va := idx[a]
+		for b := a; b < m; b++ {
+			vb := idx[b]
+			var x float64
+			if va.j == vb.j {
+				if va.i <= vb.i {
+					x = nt.cross[va.i][vb.i].At(va.l, vb.l)
+				} else {
+					x = nt.cross[vb.i][va.i].At(vb.l, va.l)
+				}
+			}
+			if va.i == vb.i {
+				wb := nt.block(w, va.i)
+				switch nt.p.Groups {
+				case Joint:
+					nr2 := frob2(wb)
+					x -= sh[va.i][0] * wb.At(va.l, va.j) * wb.At(vb.l, vb.j) / nr2
+					if va.l == vb.l && va.j == vb.j {
+						x += sh[va.i][0]
+					}
+				case PerClass:
+					if va.j == vb.j {
+						var nr2 float64
+						for l := 0; l < d; l++ {
+							nr2 += wb.At(l, va.j) * wb.At(l, va.j)
+						}
+						x -= sh[va.i][va.j] * wb.At(va.l, va.j) * wb.At(vb.l, va.j) / nr2
+						if va.l == vb.l {
+							x += sh[va.i][va.j]
+						}
+					}
+				}
+			}
+			h.SetSym(a, b, x)
+		}
+	}
+	// Directions X does not see (zero columns) get a tiny ridge.
+	ridge := 1e-12 * math.Max(mat.Trace(h)/float64(m), 1e-300)
+	for a := 0; a < m; a++ {
+		h.SetSym(a, a, h.At(a, a)+ridge)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(h) {
+		return false
+	}
+	rhs := mat.NewVecDense(m, nil)
+	for a, va := range idx {
+		rhs.SetVec(a, -grad.At(va.l, va.i*c+va.j))
+	}
+	var sol mat.VecDense
+	if err := ch.SolveVecTo(&sol, rhs); err != nil {
+		return false
+	}
+	delta.Zero()
+	for a, va := range idx {
+		delta.Set(va.l, va.i*c+va.j, sol.AtVec(a))
+	}
+	return true
 }
 
 func frob2(m *mat.Dense) float64 {
@@ -215,6 +317,26 @@ func (nt *newton) grams() {
 		}
 		nt.gram[i] = mat.NewSymDense(nt.d, nil)
 		nt.gram[i].SymOuterK(1, xi.T())
+	}
+	if nt.np*nt.d*nt.c <= denseLimit && float64(nt.n)*float64(nt.d*nt.d)*float64(nt.np*nt.np)/2 <= crossWork {
+		nt.cross = make([][]*mat.Dense, nt.np)
+		xi := mat.NewDense(nt.n, nt.d, nil)
+		for i := 0; i < nt.np; i++ {
+			nt.cross[i] = make([]*mat.Dense, nt.np)
+			for k := i; k < nt.np; k++ {
+				// Rows both gates keep.
+				for r := 0; r < nt.n; r++ {
+					row := xi.RawRowView(r)
+					if nt.p.Gates[i][r] && nt.p.Gates[k][r] {
+						copy(row, x.RawRowView(r))
+					} else {
+						clear(row)
+					}
+				}
+				nt.cross[i][k] = mat.NewDense(nt.d, nt.d, nil)
+				nt.cross[i][k].Mul(xi.T(), xi)
+			}
+		}
 	}
 }
 
@@ -513,6 +635,10 @@ func (nt *newton) step(w, gh *mat.Dense, obj float64) {
 		}
 	}
 	delta := mat.NewDense(d, np*c, nil)
+	if nt.cross != nil && nt.denseDirection(delta, w, grad, sh, active) {
+		nt.lineSearch(w, grad, delta, obj)
+		return
+	}
 	rr := mat.DenseCopyOf(grad)
 	rr.Scale(-1, rr)
 	z := mat.NewDense(d, np*c, nil)
@@ -539,7 +665,12 @@ func (nt *newton) step(w, gh *mat.Dense, obj float64) {
 		pd.Add(pd, z)
 		rz = rzNew
 	}
-	// Backtracking on φ.
+	nt.lineSearch(w, grad, delta, obj)
+}
+
+// lineSearch backtracks on φ from the full step w + delta.
+func (nt *newton) lineSearch(w, grad, delta *mat.Dense, obj float64) {
+	d, np, c := nt.d, nt.np, nt.c
 	f := mat.NewDense(nt.n, c, nil)
 	trial := mat.NewDense(d, np*c, nil)
 	slope := inner(grad, delta)
