@@ -427,3 +427,55 @@ func Decompose(p *Problem, sol *GatedSolution) (*gated.Decomposition, error) {
 	}
 	return gated.Decompose(prog, sol.Network.Gates, sol.Weights, p.bias)
 }
+
+// Labelled is a named network, as the per-class accuracy chart compares
+// them.
+type Labelled struct {
+	Name string
+	Net  Predictor
+}
+
+// PerClassAccuracy returns, per class, the share of its rows of (X, y) the
+// network classifies right (the recall of each class).
+func PerClassAccuracy(net Predictor, x *mat.Dense, y []float64, c int) ([]float64, error) {
+	m, err := Confusion(net, x, y, c)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, c)
+	for i, r := range m {
+		tot := 0
+		for _, v := range r {
+			tot += v
+		}
+		if tot > 0 {
+			out[i] = float64(r[i]) / float64(tot)
+		}
+	}
+	return out, nil
+}
+
+// PerClassFigure charts the per-class accuracy (%) of several networks on
+// (X, y) side by side, one group of bars per network.
+func PerClassFigure(x *mat.Dense, y []float64, classes []string, nets ...Labelled) (*plots.Figure, error) {
+	if len(nets) == 0 {
+		return nil, errors.New("cvx: PerClassFigure: no network")
+	}
+	var groups []plots.Bars
+	for _, n := range nets {
+		acc, err := PerClassAccuracy(n.Net, x, y, len(classes))
+		if err != nil {
+			return nil, err
+		}
+		for j := range acc {
+			acc[j] = math.Round(1000*acc[j]) / 10
+		}
+		groups = append(groups, plots.Bars{Name: n.Name, Values: acc})
+	}
+	return plots.Bar(plots.BarOptions{Title: "Accuracy per class (%)", XLabel: "class", YLabel: "%"}, classes, groups...)
+}
+
+// PerClassChart displays PerClassFigure.
+func PerClassChart(x *mat.Dense, y []float64, classes []string, nets ...Labelled) error {
+	return showFigure(PerClassFigure(x, y, classes, nets...))
+}

@@ -198,3 +198,30 @@ func TestDecomposeGated(t *testing.T) {
 		t.Fatalf("decomposition: mismatch %v, accuracies %v and %v, objective %v below %v", dec.Mismatch, a1, a2, dec.Objective, sol.Lower)
 	}
 }
+
+func TestPerClassAccuracy(t *testing.T) {
+	x, y := threeClasses(90, 11)
+	sol, err := SolveGated(Multiclass(x, y, 3).Bias().Beta(1e-2).SamplePatterns(8, 1), GatedOptions{Tol: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := PerClassAccuracy(sol.Network, x, y, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := ClassAccuracy(sol.Network, x, y)
+	counts := make([]float64, 3)
+	for _, v := range y {
+		counts[int(v)]++
+	}
+	var mean float64
+	for j := range acc {
+		mean += acc[j] * counts[j] / 90
+	}
+	if math.Abs(mean-all) > 1e-12 {
+		t.Fatalf("per-class accuracies %v average to %v, overall %v", acc, mean, all)
+	}
+	if _, err := PerClassFigure(x, y, []string{"a", "b", "c"}, Labelled{"convex", sol.Network}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -141,7 +141,7 @@ var minCharts = map[string]int{
 	"11-batchnorm.ipynb":                 2,
 	"12-two-hidden-layer.ipynb":          1,
 	"13-cnn.ipynb":                       6,
-	"14-multiclass.ipynb":                5,
+	"14-multiclass.ipynb":                7,
 	"15-paths.ipynb":                     4,
 	"datasets.ipynb":                     7,
 }
