@@ -229,17 +229,12 @@ func SolveGatedContext(ctx context.Context, p *Problem, o GatedOptions) (*GatedS
 		report(err)
 		return nil, err
 	}
-	tol := o.Tol
-	if tol == 0 {
-		tol = 1e-6
-	}
-	status := "iteration limit"
+	timedOut := err != nil && parent() == nil && o.Seconds > 0
+	status := gatedStatus(res, o.Tol, timedOut)
 	switch {
-	case res.Cert.Gap <= tol:
-		status = "certified"
-	case err != nil && parent() == nil && o.Seconds > 0:
-		status, err = "time limit", nil // the caller's own limit: not an error
-	case err != nil:
+	case timedOut:
+		err = nil // the caller's own limit: not an error
+	case err != nil && status != "certified":
 		status = "cancelled"
 	}
 	net, nerr := gated.NewNetwork(gv, res.W, p.bias)

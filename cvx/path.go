@@ -187,7 +187,7 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 			return nil, err
 		}
 		pt := PathPoint{Beta: betas[k], Objective: res.Objective, Lower: res.Cert.Lower, Gap: res.Cert.Gap,
-			Status: pathStatus(res, o.Solve.Tol, err != nil), Active: net.Width(), Iterations: res.Iterations, Seconds: time.Since(t0).Seconds(), Validation: -1}
+			Status: gatedStatus(res, o.Solve.Tol, err != nil), Active: net.Width(), Iterations: res.Iterations, Seconds: time.Since(t0).Seconds(), Validation: -1}
 		if pt.Train, err = ClassAccuracy(net, p.x, p.y); err != nil {
 			return nil, err
 		}
@@ -240,7 +240,9 @@ func solveGatedProgram(ctx context.Context, prog *gated.Problem, o GatedOptions,
 	return nil, fmt.Errorf("cvx: GatedOptions{Method: %d}: unknown method", method)
 }
 
-func pathStatus(res *gated.Result, tol float64, timedOut bool) string {
+// gatedStatus says why a gated solve stopped: its gap reached tol (1e-6
+// when 0), its time limit, or its step limit.
+func gatedStatus(res *gated.Result, tol float64, timedOut bool) string {
 	if tol == 0 {
 		tol = 1e-6
 	}

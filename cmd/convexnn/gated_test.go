@@ -28,17 +28,9 @@ func threeClassProblem(t *testing.T, extra map[string]any) string {
 		x[k] = []float64{a, b}
 		y[k] = math.Min(2, math.Floor(3*(math.Atan2(b, a)+math.Pi)/(2*math.Pi)))
 	}
-	m := map[string]any{"X": x, "y": y, "bias": true, "beta": 0.01, "P": 10, "seed": 1, "classes": 3}
-	for k, v := range extra {
-		if v == nil {
-			delete(m, k)
-		} else {
-			m[k] = v
-		}
-	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(map[string]any{"X": x, "y": y, "bias": true, "beta": 0.01, "P": 10, "seed": 1, "classes": 3})
 	p := filepath.Join(t.TempDir(), "problem.json")
-	os.WriteFile(p, b, 0o644)
+	os.WriteFile(p, []byte(withFields(t, string(b), extra)), 0o644)
 	return p
 }
 
@@ -162,19 +154,7 @@ func TestPredictGatedResult(t *testing.T) {
 	if err := solveCommand(context.Background(), []string{"-problem", prob, "-gap", "1e-5", "-out", res}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var pj struct {
-		X [][]float64 `json:"X"`
-		Y []float64   `json:"y"`
-	}
-	raw, _ := os.ReadFile(prob)
-	json.Unmarshal(raw, &pj)
-	var csv strings.Builder
-	csv.WriteString("a,b,y\n")
-	for k, r := range pj.X {
-		fmt.Fprintf(&csv, "%v,%v,%v\n", r[0], r[1], pj.Y[k])
-	}
-	data := filepath.Join(t.TempDir(), "d.csv")
-	os.WriteFile(data, []byte(csv.String()), 0o644)
+	data, _, _ := problemCSV(t, prob, "y")
 	r := commandJSON[predictionsJSON](t, "predict", predictCommand, []string{"-network", res, "-data", data, "-label-column", "y"})
 	var rr gatedResultJSON
 	rawRes, _ := os.ReadFile(res)

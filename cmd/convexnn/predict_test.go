@@ -20,21 +20,11 @@ import (
 // network has there.
 func TestPredictSolveResult(t *testing.T) {
 	prob, result := solvedProblem(t, "hinge")
-	var pj struct {
-		X [][]float64 `json:"X"`
-		Y []float64   `json:"y"`
-	}
-	raw, _ := os.ReadFile(prob)
-	if err := json.Unmarshal(raw, &pj); err != nil {
-		t.Fatal(err)
-	}
-	var csv strings.Builder
-	csv.WriteString("a,b,label\n")
-	for k, row := range pj.X {
-		fmt.Fprintf(&csv, "%v,%v,%v\n", row[0], row[1], pj.Y[k])
-	}
-	data := filepath.Join(t.TempDir(), "points.csv")
-	os.WriteFile(data, []byte(csv.String()), 0o644)
+	data, px, py := problemCSV(t, prob, "label")
+	pj := struct {
+		X [][]float64
+		Y []float64
+	}{px, py}
 	r := commandJSON[predictionsJSON](t, "predict", predictCommand, []string{"-network", result, "-data", data, "-label-column", "label"})
 	rawRes, _ := os.ReadFile(result)
 	net, err := readNetwork(bytes.NewReader(rawRes))
@@ -64,6 +54,34 @@ func TestPredictSolveResult(t *testing.T) {
 			t.Fatalf("row %d: predicted %s score %v, network %v", k, p, r.Scores[k], pred[k])
 		}
 	}
+}
+
+// problemCSV writes the rows of a problem file with two features as a CSV
+// file with columns a, b and the labels under label, and returns its path
+// and the problem's X and y.
+func problemCSV(t *testing.T, prob, label string) (path string, x [][]float64, y []float64) {
+	t.Helper()
+	var pj struct {
+		X [][]float64 `json:"X"`
+		Y []float64   `json:"y"`
+	}
+	raw, err := os.ReadFile(prob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &pj); err != nil {
+		t.Fatal(err)
+	}
+	var csv strings.Builder
+	csv.WriteString("a,b," + label + "\n")
+	for k, row := range pj.X {
+		fmt.Fprintf(&csv, "%v,%v,%v\n", row[0], row[1], pj.Y[k])
+	}
+	path = filepath.Join(t.TempDir(), "points.csv")
+	if err := os.WriteFile(path, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, pj.X, pj.Y
 }
 
 // A saved multi-class network scores .npy data, with names of classes and
