@@ -136,7 +136,8 @@ func (p *Problem) GatedProgram() (*gated.Problem, *mat.Dense, error) {
 type GatedMethod int
 
 const (
-	// GatedAuto takes Newton's method for the squared loss without Rank,
+	// GatedAuto is gated.Problem.Choose's pick: for the squared loss without
+	// Rank the kernel method when n is moderate, else Newton's method;
 	// accelerated proximal gradient otherwise.
 	GatedAuto GatedMethod = iota
 	// GatedProxGradient is gated.Solve: accelerated proximal gradient in
@@ -145,6 +146,10 @@ const (
 	// GatedNewton is gated.SolveNewton: Newton's method on the active
 	// groups with preconditioned conjugate gradients, the squared loss.
 	GatedNewton
+	// GatedKernel is gated.SolveKernel: Newton's method on the P kernel
+	// weights of the program's multiple-kernel form, the squared loss
+	// with joint groups, n ≤ gated.KernelMaxRows.
+	GatedKernel
 )
 
 // GatedOptions control SolveGated.

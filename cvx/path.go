@@ -218,26 +218,18 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 	return &PathResult{Points: st.Points, Network: net}, nil
 }
 
-// solveGatedProgram runs the method o asks for (GatedAuto: Newton for the
-// squared loss without Rank) on a gated program.
+// solveGatedProgram runs the method o asks for (GatedAuto:
+// gated.Problem.Choose) on a gated program.
 func solveGatedProgram(ctx context.Context, prog *gated.Problem, o GatedOptions, opt gated.Options) (*gated.Result, error) {
-	method := o.Method
-	if method == GatedAuto {
-		method = GatedProxGradient
-		if prog.Loss == gated.Squared && o.Rank == 0 {
-			method = GatedNewton
-		}
+	m, ok := map[GatedMethod]gated.Method{GatedAuto: gated.Auto, GatedProxGradient: gated.ProxGradient, GatedNewton: gated.Newton, GatedKernel: gated.Kernel}[o.Method]
+	if !ok {
+		return nil, fmt.Errorf("cvx: GatedOptions{Method: %d}: unknown method", o.Method)
 	}
-	switch method {
-	case GatedProxGradient:
-		return gated.Solve(ctx, prog, opt)
-	case GatedNewton:
-		if o.Rank != 0 {
-			return nil, errors.New("cvx: GatedNewton works with all of X: drop Rank (or use GatedProxGradient)")
-		}
-		return gated.SolveNewton(ctx, prog, opt)
+	res, err := gated.SolveWith(ctx, prog, m, opt)
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("cvx: %w", err)
 	}
-	return nil, fmt.Errorf("cvx: GatedOptions{Method: %d}: unknown method", method)
+	return res, err
 }
 
 // gatedStatus says why a gated solve stopped: its gap reached tol (1e-6

@@ -140,8 +140,9 @@ func gatedProblem(pj *problemJSON) (*gated.Problem, *mat.Dense, error) {
 	return p, gv, nil
 }
 
-// solveGatedCommand solves a gated problem: -solver auto (Newton for the
-// squared loss, proximal gradient otherwise), newton or fista (the
+// solveGatedCommand solves a gated problem: -solver auto
+// (gated.Problem.Choose: the kernel method or Newton's for the squared
+// loss, proximal gradient otherwise), kernel, newton or fista (the
 // accelerated proximal gradient), to -gap (1e-6 by default) within
 // -max-iter steps.
 func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSON, solver string, maxIter int, gap float64, save string, stdout io.Writer, out string) error {
@@ -149,28 +150,20 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSO
 	if err != nil {
 		return err
 	}
-	switch solver {
-	case "auto":
-		solver = "fista"
-		if p.Loss == gated.Squared {
-			solver = "newton"
-		}
-	case "newton":
-		if p.Loss != gated.Squared {
-			return badInput("solve: -solver newton solves gated programs with the squared loss; use -solver fista or auto for %v", p.Loss)
-		}
-	case "fista":
-	default:
-		return badInput("solve: -solver %q: gated programs are solved by -solver auto, newton or fista", solver)
+	m, ok := map[string]gated.Method{"auto": gated.Auto, "kernel": gated.Kernel, "newton": gated.Newton, "fista": gated.ProxGradient}[solver]
+	if !ok {
+		return badInput("solve: -solver %q: gated programs are solved by -solver auto, kernel, newton or fista", solver)
+	}
+	if (m == gated.Newton || m == gated.Kernel) && p.Loss != gated.Squared {
+		return badInput("solve: -solver %s solves gated programs with the squared loss; use -solver fista or auto for %v", solver, p.Loss)
 	}
 	opt := gated.Options{Tol: gap, MaxIter: maxIter}
-	start := time.Now()
-	var res *gated.Result
-	if solver == "newton" {
-		res, err = gated.SolveNewton(ctx, p, opt)
-	} else {
-		res, err = gated.Solve(ctx, p, opt)
+	if m == gated.Auto {
+		m = p.Choose(opt)
+		solver = map[gated.Method]string{gated.Kernel: "kernel", gated.Newton: "newton", gated.ProxGradient: "fista"}[m]
 	}
+	start := time.Now()
+	res, err := gated.SolveWith(ctx, p, m, opt)
 	if res == nil {
 		return err
 	}

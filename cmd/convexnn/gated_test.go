@@ -41,7 +41,8 @@ func TestSolveGated(t *testing.T) {
 		want   string
 	}{
 		{nil, "", "fista"},
-		{map[string]any{"loss": "squared"}, "", "newton"},
+		{map[string]any{"loss": "squared"}, "", "kernel"},
+		{map[string]any{"loss": "squared"}, "newton", "newton"},
 		{map[string]any{"loss": "squared", "groups": "per-class"}, "fista", "fista"},
 	} {
 		prob := threeClassProblem(t, c.extra)
@@ -70,8 +71,8 @@ func TestSolveGated(t *testing.T) {
 	// One output, labels ±1.
 	prob := threeClassProblem(t, map[string]any{"classes": nil, "gated": true, "loss": "squared", "y": signs(90)})
 	r := commandJSON[gatedResultJSON](t, "solve", solveCommand, []string{"-problem", prob})
-	if r.Status != "optimal" || r.Solver != "newton" || len(r.Network.Alpha[0]) != 1 {
-		t.Errorf("binary gated: %+v", r)
+	if r.Status != "optimal" || r.Solver != "kernel" || len(r.Network.Alpha[0]) != 1 {
+		t.Errorf("binary gated: %s by %s, %d outputs", r.Status, r.Solver, len(r.Network.Alpha[0]))
 	}
 	for _, c := range []struct {
 		extra map[string]any
@@ -86,7 +87,8 @@ func TestSolveGated(t *testing.T) {
 		{map[string]any{"y": append(make([]float64, 89), 7)}, nil, "not a class index"},
 		{map[string]any{"extra": 1}, nil, "unknown field"},
 		{nil, []string{"-solver", "newton"}, "squared loss"},
-		{nil, []string{"-solver", "ipm"}, "auto, newton or fista"},
+		{nil, []string{"-solver", "kernel"}, "squared loss"},
+		{nil, []string{"-solver", "ipm"}, "auto, kernel, newton or fista"},
 		{nil, []string{"-rho", "2"}, "do not apply to gated"},
 	} {
 		prob := threeClassProblem(t, c.extra)
@@ -130,8 +132,8 @@ func TestSolveCSV(t *testing.T) {
 		t.Errorf("two classes, ReLU program: %+v", r.Status)
 	}
 	g := commandJSON[gatedResultJSON](t, "solve", solveCommand, []string{"-problem", p2, "-label-column", "kind", "-patterns", "8", "-gated"})
-	if g.Status != "optimal" || g.Solver != "newton" {
-		t.Errorf("two classes, gated: %+v", g.Status)
+	if g.Status != "optimal" || g.Solver != "kernel" {
+		t.Errorf("two classes, gated: %+v by %s", g.Status, g.Solver)
 	}
 	m := commandJSON[gatedResultJSON](t, "solve", solveCommand, []string{"-problem", p3, "-label-column", "-1", "-patterns", "8", "-gap", "1e-5"})
 	if m.Status != "optimal" || m.Classes != 3 || m.TrainingAccuracy < 0.9 {

@@ -14,7 +14,7 @@
 //	    recovered network and its objectives; -solver scp samples N neurons and
 //	    trains the output layer (eq. SCP2, squared or bce). With "gated": true
 //	    or "classes": c the problem is the gated program (one or c outputs;
-//	    -solver auto|newton|fista, -save FILE writes its network), and
+//	    -solver auto|kernel|newton|fista, -save FILE writes its network), and
 //	    -problem data.csv|.npy|.npz -label-column NAME [-loss L -beta B
 //	    -patterns P -pattern-seed S -gated] solves a user's data file.
 //	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
@@ -55,7 +55,7 @@ const usage = `usage:
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
   convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
         [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
-  convexnn solve -problem problem.json ("gated": true or "classes": c) [-solver auto|newton|fista] [-save net.npz]
+  convexnn solve -problem problem.json ("gated": true or "classes": c) [-solver auto|kernel|newton|fista] [-save net.npz]
   convexnn solve -problem data.csv|.npy|.npz -label-column NAME [-loss L] [-beta B] [-patterns P] [-pattern-seed S] [-gated]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
   convexnn predict -network FILE -data FILE.csv|.npy|.npz [-label-column NAME|INDEX] [-labels FILE.npy] [-delimiter C] [-no-header] [-out predictions.json]

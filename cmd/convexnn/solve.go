@@ -427,9 +427,9 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *solver {
-	case "ipm", "working-set", "newton", "admm", "scp", "auto", "fista":
+	case "ipm", "working-set", "newton", "admm", "scp", "auto", "fista", "kernel":
 	default:
-		return badInput("solve: -solver %q: use ipm, working-set, newton, admm, scp, fista (gated programs) or auto", *solver)
+		return badInput("solve: -solver %q: use ipm, working-set, newton, admm, scp, fista or kernel (gated programs) or auto", *solver)
 	}
 	if *solver == "auto" && (set["inner"] || set["relax"] || set["rho"]) {
 		return badInput("solve: -inner, -relax and -rho choose an ADMM; -solver auto chooses the method itself (use -solver admm)")
@@ -488,8 +488,8 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return solveGatedCommand(ctx, pj, input, gs, *maxIter, *gap, *save, stdout, *out)
 	}
-	if *solver == "fista" {
-		return badInput("solve: -solver fista solves gated programs (fields \"gated\" or \"classes\"); the sampled program of neurons is -solver scp")
+	if *solver == "fista" || *solver == "kernel" {
+		return badInput("solve: -solver %s solves gated programs (fields \"gated\" or \"classes\"); the sampled program of neurons is -solver scp", *solver)
 	}
 	if *save != "" {
 		return badInput("solve: -save writes the network of a gated or multi-class problem (fields \"gated\" or \"classes\"); other models' networks are in the result's \"network\"")

@@ -129,7 +129,7 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		{[]string{"-problem", hinge, "-solver", "auto", "-rho", "1"}, "-solver auto chooses the method itself"},
 		{[]string{"-problem", hinge, "-solver", "newton"}, "-solver newton needs a smooth loss"},
 		{[]string{"-problem", writeProblem(t, strings.Replace(randomProblem(10, 2, "hinge", 3), `"loss":"hinge"`, `"loss":"logistic"`, 1)), "-solver", "working-set"}, "-solver working-set solves the squared and hinge losses"},
-		{[]string{"-problem", hinge, "-solver", "bfgs"}, "use ipm, working-set, newton, admm, scp, fista (gated programs) or auto"},
+		{[]string{"-problem", hinge, "-solver", "bfgs"}, "use ipm, working-set, newton, admm, scp, fista or kernel (gated programs) or auto"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "closed-form"}, "closed-form is for the squared loss"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "newton"}, `-inner "newton"`},
 		{[]string{"-problem", hinge, "-solver", "admm", "-inner", "rbcd"}, "smooth loss"},

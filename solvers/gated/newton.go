@@ -111,39 +111,53 @@ func SolveNewton(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 }
 
 // finish hands the point over to Solve (proximal gradient, exact on zero
-// groups) and appends its certified steps to the history.
+// groups).
 func (nt *newton) finish(ctx context.Context, w *mat.Dense, res *Result, opt Options, start time.Time) (*Result, error) {
 	d, c := nt.d, nt.c
 	ws := make(Weights, nt.np)
 	for i := range ws {
 		ws[i] = mat.DenseCopyOf(w.Slice(0, d, i*c, (i+1)*c))
 	}
-	base := res.Iterations
+	res.W = ws // the Newton point, certified in res
 	o := opt
-	o.Start = ws
 	o.MaxIter = 0
 	o.Rank, o.CertifyEvery = 0, 0 // Solve on all of X from the Newton point
-	o.Progress = func(it Iterate) {
-		it.Iter += base
-		it.Elapsed = time.Since(start)
-		if opt.Progress != nil {
-			opt.Progress(it)
+	return handOver(ctx, res, o, start, func(ctx context.Context, o Options) (*Result, error) { return Solve(ctx, nt.p, o) })
+}
+
+// handOver continues a solve by another method, warm-started from res.W
+// with opt (its Start and Progress set here): the other's certified steps
+// follow res's in the history and the progress reports (step numbers and
+// times from start go on), and the result keeps the better point and the
+// better bound of the two.
+func handOver(ctx context.Context, res *Result, opt Options, start time.Time, run func(context.Context, Options) (*Result, error)) (*Result, error) {
+	base := res.Iterations
+	progress := opt.Progress
+	opt.Start = res.W
+	opt.Progress = func(it Iterate) {
+		if progress != nil {
+			it.Iter += base
+			it.Elapsed = time.Since(start)
+			progress(it)
 		}
 	}
-	fin, err := Solve(ctx, nt.p, o)
+	offset := time.Since(start)
+	fin, err := run(ctx, opt)
 	if fin == nil {
-		res.W = ws // the Newton point, certified in res
 		return res, err
 	}
 	for _, it := range fin.History {
 		it.Iter += base
+		it.Elapsed += offset
 		res.History = append(res.History, it)
 	}
-	if fin.Cert.Lower < res.Cert.Lower {
-		fin.Cert.Lower = res.Cert.Lower
-		fin.Cert.Gap = (fin.Cert.Upper - fin.Cert.Lower) / math.Max(math.Abs(fin.Cert.Upper), 1e-12)
+	if fin.Cert.Upper <= res.Cert.Upper {
+		res.W, res.Objective = fin.W, fin.Objective
 	}
-	res.W, res.Objective, res.Cert, res.Iterations = fin.W, fin.Objective, fin.Cert, base+fin.Iterations
+	res.Cert.Upper = math.Min(res.Cert.Upper, fin.Cert.Upper)
+	res.Cert.Lower = math.Max(res.Cert.Lower, fin.Cert.Lower)
+	res.Cert.Gap = (res.Cert.Upper - res.Cert.Lower) / math.Max(math.Abs(res.Cert.Upper), 1e-12)
+	res.Iterations = base + fin.Iterations
 	return res, err
 }
 

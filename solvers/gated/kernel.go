@@ -1,0 +1,447 @@
+package gated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// SolveKernel solves a squared-loss program with joint groups (or one
+// output) through its multiple-kernel form. The variational form of the
+// group norm (Bach 2008; Rakotomamonjy et al., SimpleMKL, 2008),
+//
+//	β‖W_i‖_F = min_{t_i ≥ 0} ‖W_i‖²_F/(2t_i) + β²t_i/2,
+//
+// turns the program into ridge regression inside, with the closed form
+//
+//	min_{t ≥ 0} F(t) = ½⟨T, M_t⁻¹T⟩ + (β²/2) Σ_i t_i,
+//	M_t = I + Σ_i t_i D_iXXᵀD_i = I + (XXᵀ) ∘ (Γ diag(t) Γᵀ),
+//
+// a convex function of the P kernel weights (Γ is the n×P 0/1 matrix of the
+// gates). At t the residual is Λ = M_t⁻¹T, the weights W_i = t_i XᵀD_iΛ,
+// and with Z_i = XᵀD_iΛ, a_i = ‖Z_i‖_F, V_i = D_iXZ_i:
+//
+//	∂F/∂t_i = ½(β² − a_i²),   ∂²F/∂t_i∂t_j = H_ij = ⟨V_i, M_t⁻¹V_j⟩.
+//
+// At the optimum a_i = β on every active gate and a_i ≤ β elsewhere: the
+// dual feasibility of the certificate itself. Each step is Newton's: on
+// the equations log(a_i/β) = 0 in log t_i for the gates with a_i ≥ β (the
+// step y solves H y = a²∘log(a/β), t_i ← t_i·exp(y_i/t_i): exact where
+// a_i ∝ 1/t_i, the regime of small β), on ∂F/∂t_i = 0 in t_i, projected
+// on t_i ≥ 0, for the others; quadratic near the optimum. A step that
+// does not lower F is halved, then replaced by the multiplicative step
+// t_i ← t_i·a_i/β of alternating minimization in (W, t), which never
+// raises it. The certificate's dual point is Λ scaled to feasibility.
+// When F no longer falls at working precision (M_t too ill-conditioned,
+// as for programs that cannot come near interpolation at a tiny β), or ten
+// steps do not halve the gap, SolveNewton finishes from the best weights.
+//
+// Every step factors the n×n matrix M_t (Cholesky, n³/3 flops) and keeps
+// XXᵀ: 2·8n² bytes, so n is at most KernelMaxRows. The cost does not grow
+// with d or P, and programs that nearly interpolate (small β), where
+// first-order methods on W stall, are certified in a few steps. Options:
+// Tol, MaxIter (steps, 100 when 0), Start (t_i = ‖W_i‖_F/β; otherwise all
+// t_i = 1/mean diag(XXᵀ)), Progress; CertifyEvery and Rank do not apply.
+func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	n, d, np, c := p.Dims()
+	if p.Loss != Squared {
+		return nil, fmt.Errorf("gated: the kernel method needs the squared loss, not %v", p.Loss)
+	}
+	if c > 1 && p.Groups != Joint {
+		return nil, fmt.Errorf("gated: the kernel method needs joint groups for %d outputs", c)
+	}
+	if opt.Tol == 0 {
+		opt.Tol = 1e-6
+	}
+	if opt.MaxIter == 0 {
+		opt.MaxIter = 100
+	}
+	if !(opt.Tol > 0) || opt.MaxIter < 0 {
+		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d: need Tol > 0 and MaxIter ≥ 0", opt.Tol, opt.MaxIter)
+	}
+	if n > KernelMaxRows {
+		return nil, fmt.Errorf("gated: the kernel method keeps two %d×%d matrices (%.1f GB); it takes at most %d rows", n, n, 16*float64(n)*float64(n)/1e9, KernelMaxRows)
+	}
+	t := make([]float64, np)
+	if opt.Start != nil {
+		if err := checkWeights(opt.Start, np, d, c); err != nil {
+			return nil, fmt.Errorf("gated: warm start: %w", err)
+		}
+		for i, b := range opt.Start {
+			t[i] = mat.Norm(b, 2) / p.Beta
+		}
+	}
+	start := time.Now()
+	ks := newKernelSystem(p)
+	if sum(t) == 0 {
+		tr := 0.0
+		for k := 0; k < n; k++ {
+			tr += ks.k[k*n+k]
+		}
+		for i := range t {
+			t[i] = float64(n) / math.Max(tr, 1e-300)
+		}
+	}
+
+	res := &Result{}
+	var best Weights
+	bestCert := Certificate{Upper: math.Inf(1), Lower: math.Inf(-1), Gap: math.Inf(1)}
+	lam := mat.NewDense(n, c, nil)
+	z := mat.NewDense(d, np*c, nil)
+	wz := mat.NewDense(d, np*c, nil)
+	f, g := mat.NewDense(n, c, nil), mat.NewDense(n, c, nil)
+	a := make([]float64, np)
+	// evaluate factors M_t, solves M_t Λ = T and returns F(t).
+	evaluate := func(t []float64) (float64, error) {
+		if err := ks.factor(t); err != nil {
+			return 0, err
+		}
+		lam.Copy(p.Targets)
+		ks.solve(lam)
+		return 0.5*inner(p.Targets, lam) + 0.5*p.Beta*p.Beta*sum(t), nil
+	}
+	certify := func(iter int) {
+		ks.ops.backward(z, lam)
+		w := make(Weights, np)
+		for i := range w {
+			zi := z.Slice(0, d, i*c, (i+1)*c).(*mat.Dense)
+			a[i] = mat.Norm(zi, 2)
+			w[i] = mat.NewDense(d, c, nil)
+			w[i].Scale(t[i], zi)
+			wz.Slice(0, d, i*c, (i+1)*c).(*mat.Dense).Copy(w[i])
+		}
+		ks.ops.forward(f, wz)
+		up := p.LossValue(f) + p.Beta*p.Regularizer(w)
+		// The dual point is Λ itself, scaled to feasibility: the residual
+		// F − T of the weights loses Λ's digits to cancellation (F ≈ T
+		// when the program nearly interpolates).
+		g.Scale(-1, lam)
+		cert := p.certificate(up, f, g, maxBlockNorm(z, np, c, p.Groups))
+		cert.Lower = math.Max(cert.Lower, bestCert.Lower)
+		if up <= bestCert.Upper {
+			best = w
+		} else {
+			cert.Upper = bestCert.Upper
+		}
+		cert.Gap = (cert.Upper - cert.Lower) / math.Max(math.Abs(cert.Upper), 1e-12)
+		bestCert = cert
+		active := 0
+		for _, v := range t {
+			if v > 0 {
+				active++
+			}
+		}
+		it := Iterate{Iter: iter, Objective: up, Cert: cert, Active: active, Elapsed: time.Since(start)}
+		res.History = append(res.History, it)
+		if opt.Progress != nil {
+			opt.Progress(it)
+		}
+	}
+	fval, err := evaluate(t)
+	if err != nil {
+		return nil, err
+	}
+	certify(0)
+	hess := make([]float64, np*np)
+	rhs, y, tNew := make([]float64, np), make([]float64, np), make([]float64, np)
+	logStep := make([]bool, np)
+	iter := 0
+	var ctxErr error
+	stalled := false
+	for iter < opt.MaxIter && bestCert.Gap > opt.Tol {
+		if err := ctx.Err(); err != nil {
+			ctxErr = err
+			break
+		}
+		iter++
+		ks.hessian(hess, z, t)
+		// The step: Newton's on the equations log(a_i/β) = 0 in log t_i for
+		// the gates in logStep (they grow, exactly where a_i ∝ 1/t_i);
+		// Newton's on ∂F/∂t_i = 0 in t_i for the others, projected on
+		// t_i ≥ 0. First every gate with t_i > 0 in log t_i; if F does not
+		// fall, those with a_i < β in t_i (gates leaving reach zero), then
+		// that step halved twice, then the multiplicative step t_i ←
+		// t_i·a_i/β of alternating minimization in (W, t), which never
+		// raises F. No descent even so: the certificate is as good as
+		// working precision allows.
+		mixed := false
+		for i := range t {
+			mixed = mixed || (t[i] > 0 && a[i] < p.Beta)
+		}
+		scale := 1.0
+		for try := 0; ; try++ {
+			if err := ctx.Err(); err != nil {
+				ctxErr = err
+				break
+			}
+			if try == 0 && !mixed {
+				try = 1
+			}
+			if try <= 1 {
+				kernelStep(y, rhs, logStep, hess, t, a, p.Beta, try == 1)
+			}
+			tmax := 0.0
+			for i := range t {
+				switch {
+				case try == 4:
+					tNew[i] = t[i] * a[i] / p.Beta
+				case math.IsNaN(rhs[i]):
+					tNew[i] = 0
+				case logStep[i]:
+					tNew[i] = t[i] * math.Exp(math.Min(scale*y[i]/t[i], maxLogStep))
+				default:
+					tNew[i] = math.Max(t[i]+scale*y[i], 0)
+				}
+				tmax = math.Max(tmax, tNew[i])
+			}
+			for i := range tNew {
+				if tNew[i] < 1e-14*tmax {
+					tNew[i] = 0
+				}
+			}
+			fNew, err := evaluate(tNew)
+			if err != nil {
+				return nil, err
+			}
+			if fNew < fval || (fNew <= fval+1e-13*math.Abs(fval) && !slices.Equal(tNew, t)) {
+				fval = fNew
+				break
+			}
+			if try == 4 {
+				stalled = true
+				break
+			}
+			if try >= 1 {
+				scale /= 2
+			}
+		}
+		if stalled || ctxErr != nil {
+			break
+		}
+		copy(t, tNew)
+		certify(iter)
+		// Slow progress (the active set changing back and forth) counts
+		// as a stall too: ten steps that do not halve the gap.
+		if h := res.History; len(h) > 10 && bestCert.Gap > 0.5*h[len(h)-11].Cert.Gap {
+			stalled = true
+			break
+		}
+	}
+	res.W, res.Objective, res.Cert, res.Iterations = best, bestCert.Upper, bestCert, iter
+	if stalled && bestCert.Gap > opt.Tol && iter < opt.MaxIter {
+		// M_t too ill-conditioned for F's descent to show (huge weights
+		// of programs that cannot interpolate): Newton's method on the
+		// groups finishes from the best weights.
+		return handOver(ctx, res, Options{Tol: opt.Tol, MaxIter: opt.MaxIter - iter, Progress: opt.Progress}, start, func(ctx context.Context, o Options) (*Result, error) {
+			return SolveNewton(ctx, p, o)
+		})
+	}
+	return res, ctxErr
+}
+
+func sum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// kernelStep sets y to Newton's step on the kernel weights, in log t_i for
+// the gates it marks in logStep and in t_i for the others (rhs: the
+// right-hand sides, NaN for gates that stay at zero). In log t_i: every
+// gate with t_i > 0, or, when split, only those with a_i ≥ β; the others,
+// and gates entering from zero (a_i > β), in t_i, projected on t_i ≥ 0: a
+// gate whose step crosses zero is fixed there and the rest solved again.
+func kernelStep(y, rhs []float64, logStep []bool, h, t, a []float64, beta float64, split bool) {
+	for i := range t {
+		logStep[i] = t[i] > 0 && (!split || a[i] >= beta)
+		switch {
+		case logStep[i]:
+			rhs[i] = a[i] * a[i] * math.Log(a[i]/beta)
+		case t[i] > 0 || a[i] > beta:
+			rhs[i] = 0.5 * (a[i]*a[i] - beta*beta)
+		default:
+			rhs[i] = math.NaN()
+		}
+	}
+	for fixed := true; fixed; {
+		solveFree(y, h, rhs, t)
+		fixed = false
+		for i := range t {
+			if !logStep[i] && !math.IsNaN(rhs[i]) && t[i]+y[i] <= 0 {
+				rhs[i], fixed = math.NaN(), true
+			}
+		}
+	}
+}
+
+// maxLogStep bounds a step's change of log t_i.
+const maxLogStep = 12
+
+// solveFree sets y to the solution of H_FF y_F = rhs_F on the gates F with
+// a finite rhs (y = 0 elsewhere). It solves the system scaled by the
+// kernel weights, diag(s) H diag(s) u = s∘rhs with s_i = t_i (1 for an
+// entering gate), y = s∘u, which is about as well conditioned as the
+// equations in log t; a ridge grows until the Cholesky factorization
+// succeeds.
+func solveFree(y, h, rhs, t []float64) {
+	np := len(y)
+	var free []int
+	for i, v := range rhs {
+		y[i] = 0
+		if !math.IsNaN(v) {
+			free = append(free, i)
+		}
+	}
+	m := len(free)
+	if m == 0 {
+		return
+	}
+	sc := make([]float64, m)
+	for a, i := range free {
+		sc[a] = 1
+		if t[i] > 0 {
+			sc[a] = t[i]
+		}
+	}
+	hf := mat.NewSymDense(m, nil)
+	b := mat.NewVecDense(m, nil)
+	diag := 0.0
+	for a, i := range free {
+		b.SetVec(a, sc[a]*rhs[i])
+		for bb, j := range free {
+			hf.SetSym(a, bb, sc[a]*h[i*np+j]*sc[bb])
+		}
+		diag = math.Max(diag, hf.At(a, a))
+	}
+	var ch mat.Cholesky
+	for ridge := 1e-14 * diag; !ch.Factorize(hf); ridge *= 4 {
+		if !(ridge <= diag) {
+			return // no usable curvature: no step
+		}
+		for a := 0; a < m; a++ {
+			hf.SetSym(a, a, hf.At(a, a)+ridge)
+		}
+	}
+	var u mat.VecDense
+	if err := ch.SolveVecTo(&u, b); err != nil {
+		return
+	}
+	for a, i := range free {
+		if v := sc[a] * u.AtVec(a); !math.IsNaN(v) {
+			y[i] = v
+		}
+	}
+}
+
+// KernelMaxRows is the most rows SolveKernel takes (2·8n² bytes: 6.4 GB).
+const KernelMaxRows = 20000
+
+// kernelSystem holds K = XXᵀ and the Cholesky factor of M_t at the last
+// t factored, with work space.
+type kernelSystem struct {
+	p    *Problem
+	ops  *gateOps
+	n, c int
+	k    []float64  // lower triangle of XXᵀ, n×n row-major
+	chol []float64  // Cholesky factor (lower) of M_t
+	gam  []float64  // n×P, √t_i on gate i
+	u, v *mat.Dense // n×Pc: V = [D_iXZ_i] and M_t⁻¹V
+}
+
+func newKernelSystem(p *Problem) *kernelSystem {
+	n, _, np, c := p.Dims()
+	ks := &kernelSystem{p: p, ops: newGateOps(p.X, p.Gates, c), n: n, c: c,
+		k: make([]float64, n*n), chol: make([]float64, n*n), gam: make([]float64, n*np),
+		u: mat.NewDense(n, np*c, nil), v: mat.NewDense(n, np*c, nil)}
+	blas64.Syrk(blas.NoTrans, 1, p.X.RawMatrix(), 0, blas64.Symmetric{N: n, Stride: n, Data: ks.k, Uplo: blas.Lower})
+	return ks
+}
+
+// factor sets chol to the Cholesky factor of M_t = I + K∘(Γ diag(t) Γᵀ):
+// ΓΓᵀ scaled by t in one rank-P product, then the Hadamard product row
+// by row on every core.
+func (ks *kernelSystem) factor(t []float64) error {
+	n, np := ks.n, len(t)
+	for k := 0; k < n; k++ {
+		for i, g := range ks.p.Gates {
+			v := 0.0
+			if g[k] {
+				v = math.Sqrt(t[i])
+			}
+			ks.gam[k*np+i] = v
+		}
+	}
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: np, Stride: np, Data: ks.gam}, 0,
+		blas64.Symmetric{N: n, Stride: n, Data: ks.chol, Uplo: blas.Lower})
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for k := w; k < n; k += workers {
+				row, kr := ks.chol[k*n:k*n+k+1], ks.k[k*n:k*n+k+1]
+				for l := range row {
+					row[l] *= kr[l]
+				}
+				row[k]++
+			}
+		}(w)
+	}
+	wg.Wait()
+	if _, ok := lapack64.Potrf(blas64.Symmetric{N: n, Stride: n, Data: ks.chol, Uplo: blas.Lower}); !ok {
+		return errors.New("gated: the Cholesky factorization of I + K_t failed (non-finite kernel weights?)")
+	}
+	return nil
+}
+
+// solve solves M_t x = b in place (b n×c) with the factor.
+func (ks *kernelSystem) solve(b *mat.Dense) {
+	raw := b.RawMatrix()
+	lapack64.Potrs(blas64.Triangular{N: ks.n, Stride: ks.n, Data: ks.chol, Uplo: blas.Lower, Diag: blas.NonUnit}, raw)
+}
+
+// hessian sets h to H_ij = ⟨V_i, M_t⁻¹V_j⟩ with V_i = D_iXZ_i (z = [Z_i]).
+func (ks *kernelSystem) hessian(h []float64, z *mat.Dense, t []float64) {
+	np, c, n := len(t), ks.c, ks.n
+	ks.u.Mul(ks.p.X, z)
+	raw := ks.u.RawMatrix()
+	for k := 0; k < n; k++ {
+		row := raw.Data[k*raw.Stride : k*raw.Stride+np*c]
+		for i, g := range ks.p.Gates {
+			if !g[k] {
+				clear(row[i*c : (i+1)*c])
+			}
+		}
+	}
+	v := ks.v
+	v.Copy(ks.u)
+	ks.solve(ks.u)
+	for i := 0; i < np; i++ {
+		for j := 0; j <= i; j++ {
+			s := 0.0
+			for k := 0; k < n; k++ {
+				vr, sr := v.RawRowView(k), ks.u.RawRowView(k)
+				for a := 0; a < c; a++ {
+					s += vr[i*c+a] * sr[j*c+a]
+				}
+			}
+			h[i*np+j], h[j*np+i] = s, s
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package gated
+
+import (
+	"context"
+	"math"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The kernel method reaches the optimum of random programs, one or three
+// outputs, β from interpolation (10⁻⁴) to nearly all gates off, n below
+// and above P·d·c, and its bracket always holds the optimum that Newton's
+// method on the groups certifies independently.
+func TestSolveKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	worst := 0
+	for trial := 0; trial < 60; trial++ {
+		n := 20 + rng.IntN(60)
+		d := 2 + rng.IntN(5)
+		np := 1 + rng.IntN(8)
+		c := 1
+		if trial%3 == 2 {
+			c = 3
+		}
+		beta := math.Pow(10, -4+4.5*rng.Float64())
+		p := randomProblem(t, uint64(100+trial), n, d, np, c, Squared, Joint, beta)
+		ref, err := SolveNewton(context.Background(), p, Options{Tol: 1e-10, MaxIter: 2000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9})
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		worst = max(worst, res.Iterations)
+		// Both brackets hold the optimum: they intersect.
+		slack := 1e-12 * math.Max(1, math.Abs(ref.Objective))
+		if res.Cert.Lower > ref.Cert.Upper+slack || ref.Cert.Lower > res.Cert.Upper+slack {
+			t.Errorf("trial %d (n %d, d %d, P %d, c %d, β %.2g): kernel [%.12g, %.12g], Newton [%.12g, %.12g]", trial, n, d, np, c, beta, res.Cert.Lower, res.Cert.Upper, ref.Cert.Lower, ref.Cert.Upper)
+		}
+		if res.Cert.Gap > 1e-7 {
+			t.Errorf("trial %d (n %d, d %d, P %d, c %d, β %.2g): certified only %.1e after %d steps", trial, n, d, np, c, beta, res.Cert.Gap, res.Iterations)
+		}
+		// The certificate is that of the weights returned.
+		cert, err := p.Certify(res.W)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(cert.Upper-res.Objective) > 1e-9*math.Max(1, res.Objective) {
+			t.Errorf("trial %d: objective %.12g, of the weights %.12g", trial, res.Objective, cert.Upper)
+		}
+	}
+	t.Logf("at most %d Newton steps on the kernel weights", worst)
+}
+
+// Warm starts, the method's limits, and the choice between methods.
+func TestSolveKernelStartAndLimits(t *testing.T) {
+	p := randomProblem(t, 7, 50, 4, 6, 1, Squared, Joint, 0.01)
+	cold, err := SolveKernel(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := *p
+	q.Beta = 0.012
+	warm, err := SolveKernel(context.Background(), &q, Options{Start: cold.W})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := SolveKernel(context.Background(), &q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("β 0.012: %d steps warm, %d cold", warm.Iterations, again.Iterations)
+	if warm.Iterations >= again.Iterations || warm.Cert.Gap > 1e-6 {
+		t.Errorf("warm start: %d steps (gap %.1e), cold %d", warm.Iterations, warm.Cert.Gap, again.Iterations)
+	}
+	for _, c := range []struct {
+		p    *Problem
+		opt  Options
+		want string
+	}{
+		{randomProblem(t, 1, 20, 3, 2, 3, Softmax, Joint, 0.01), Options{}, "squared loss"},
+		{randomProblem(t, 1, 20, 3, 2, 3, Squared, PerClass, 0.01), Options{}, "joint groups"},
+		{p, Options{Tol: -1}, "Tol"},
+		{p, Options{Start: Weights{mat.NewDense(2, 1, nil)}}, "warm start"},
+		{tall(KernelMaxRows + 1), Options{}, "at most"},
+	} {
+		if _, err := SolveKernel(context.Background(), c.p, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+	if _, err := SolveWith(context.Background(), p, Kernel, Options{Rank: 2}); err == nil || !strings.Contains(err.Error(), "Rank") {
+		t.Errorf("kernel with Rank: %v", err)
+	}
+	for _, c := range []struct {
+		p    *Problem
+		opt  Options
+		want Method
+	}{
+		{p, Options{}, Kernel},
+		{p, Options{Rank: 2}, ProxGradient},
+		{randomProblem(t, 1, 20, 3, 2, 3, Softmax, Joint, 0.01), Options{}, ProxGradient},
+		{randomProblem(t, 1, 20, 3, 2, 3, Squared, PerClass, 0.01), Options{}, Newton},
+		{tall(KernelMaxRows + 1), Options{}, Newton},
+	} {
+		if got := c.p.Choose(c.opt); got != c.want {
+			t.Errorf("Choose: %v, want %v", got, c.want)
+		}
+	}
+	auto, err := SolveWith(context.Background(), p, Auto, Options{})
+	if err != nil || math.Abs(auto.Objective-cold.Objective) > 1e-9*cold.Objective {
+		t.Errorf("SolveWith Auto: %v, %v against %v", err, auto, cold.Objective)
+	}
+}
+
+// tall is a program of n rows, one feature and one gate.
+func tall(n int) *Problem {
+	x, tg := mat.NewDense(n, 1, nil), mat.NewDense(n, 1, nil)
+	g := make([]bool, n)
+	for k := 0; k < n; k++ {
+		x.Set(k, 0, float64(k%7)-3)
+		tg.Set(k, 0, float64(k%2))
+		g[k] = k%7 >= 3
+	}
+	return &Problem{X: x, Gates: solvers.Patterns{g}, Targets: tg, Loss: Squared, Groups: Joint, Beta: 0.1}
+}
+
+// A gated program with two gates on four points, solved through its
+// multiple-kernel form and certified.
+func ExampleSolveKernel() {
+	x := mat.NewDense(4, 2, []float64{
+		-2, 1,
+		-1, 1,
+		1, 1,
+		2, 1,
+	})
+	gates := solvers.Patterns{{true, true, false, false}, {false, false, true, true}}
+	targets := mat.NewDense(4, 1, []float64{1, 0.5, 0.5, 1})
+	p := &Problem{X: x, Gates: gates, Targets: targets, Loss: Squared, Groups: Joint, Beta: 0.1}
+	res, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("objective %.6f, certified: %v\n", res.Objective, res.Cert.Gap <= 1e-9)
+	// Output: objective 0.089874, certified: true
+}
