@@ -115,6 +115,12 @@ type Report struct {
 	// Warnings lists console.warn calls and browser warnings. They are not
 	// Problems.
 	Warnings []string
+	// Math lists the markdown cells (.jp-MarkdownOutput of nbconvert's lab
+	// template, .text_cell_render of the classic one) whose visible text,
+	// after MathJax finished typesetting, still shows TeX: a literal $, a
+	// \command or _{, with the text around it. Code spans and blocks do not
+	// count.
+	Math []string
 }
 
 // Problems returns a human-readable list of what is wrong with the page: no
@@ -149,6 +155,9 @@ func (r *Report) Problems(minInk float64) []string {
 	}
 	for _, c := range r.Console {
 		out = append(out, "console: "+c)
+	}
+	for _, m := range r.Math {
+		out = append(out, "unrendered TeX: "+m)
 	}
 	return out
 }
@@ -377,6 +386,11 @@ func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
 		col.fill(rep)
 		return rep, fmt.Errorf("browser: checking %s: %w", pageURL, err)
 	}
+	if err := chromedp.Run(bctx, chromedp.Evaluate(mathJS, &rep.Math,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })); err != nil {
+		col.fill(rep)
+		return rep, fmt.Errorf("browser: reading the markdown of %s: %w", pageURL, err)
+	}
 	if o.Finish != nil {
 		err = o.Finish(bctx)
 	}
@@ -386,6 +400,26 @@ func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// mathJS waits for MathJax 2 (when the page has it) to finish typesetting,
+// at most 20 s, then lists the markdown cells whose visible text, without
+// code and without what MathJax drew, still shows TeX.
+const mathJS = `(async () => {
+  if (window.MathJax && MathJax.Hub && MathJax.Hub.Queue) {
+    await Promise.race([new Promise(r => MathJax.Hub.Queue(r)), new Promise(r => setTimeout(r, 20000))]);
+  }
+  const out = [];
+  document.querySelectorAll('.text_cell_render, .jp-MarkdownOutput').forEach((el, i) => {
+    const c = el.cloneNode(true);
+    c.querySelectorAll('code, pre, script, .MathJax, .MathJax_CHTML, .MathJax_Display, .MathJax_Preview, .MJX_Assistive_MathML').forEach(x => x.remove());
+    const text = c.textContent.replace(/\s+/g, ' ');
+    const m = text.match(/\$|\\[A-Za-z]+|_\{/);
+    if (m) {
+      out.push('markdown cell ' + (i + 1) + ': ' + JSON.stringify(text.substring(Math.max(0, m.index - 50), m.index + 50)));
+    }
+  });
+  return out;
+})()`
 
 // interceptRequests turns the Fetch interception of the page's requests on.
 // The tests turn it off to check that the command-line flags alone keep the

@@ -369,3 +369,26 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("Check of a hanging page with Timeout 5s took %v", d)
 	}
 }
+
+// TestMath finds TeX left in the visible text of markdown cells: a literal
+// $, a \command or _{, but not inside code or MathJax's output.
+func TestMath(t *testing.T) {
+	requireBrowser(t)
+	for _, c := range []struct {
+		text string
+		want string
+	}{
+		{"all rendered", ""},
+		{"eq. (hinge<em>adv</em>D): $\\epsilon", "$"},
+		{"the loss \\ell", "\\\\ell"},
+		{"d_{ik} in text", "_{"},
+	} {
+		r := check(t, testPage(t, "math.html", false, "PROBLEM", c.text), Options{Settle: time.Millisecond})
+		switch {
+		case c.want == "" && len(r.Math) != 0:
+			t.Errorf("%q: Math = %q, want none", c.text, r.Math)
+		case c.want != "" && (len(r.Math) != 1 || !strings.Contains(r.Math[0], "markdown cell 2") || !strings.Contains(r.Math[0], c.want)):
+			t.Errorf("%q: Math = %q, want cell 2 with %q", c.text, r.Math, c.want)
+		}
+	}
+}

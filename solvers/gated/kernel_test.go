@@ -2,8 +2,8 @@ package gated
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
