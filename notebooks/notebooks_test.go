@@ -144,6 +144,7 @@ var minCharts = map[string]int{
 	"14-multiclass.ipynb":                7,
 	"15-paths.ipynb":                     4,
 	"datasets.ipynb":                     7,
+	"tutorial-your-data.ipynb":           1,
 }
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/blas"
@@ -373,8 +371,8 @@ func newKernelSystem(p *Problem) *kernelSystem {
 }
 
 // factor sets chol to the Cholesky factor of M_t = I + K∘(Γ diag(t) Γᵀ):
-// ΓΓᵀ scaled by t in one rank-P product, then the Hadamard product row
-// by row on every core.
+// ΓΓᵀ scaled by t in one rank-P product, then the Hadamard product with
+// XXᵀ.
 func (ks *kernelSystem) factor(t []float64) error {
 	n, np := ks.n, len(t)
 	for k := 0; k < n; k++ {
@@ -388,22 +386,13 @@ func (ks *kernelSystem) factor(t []float64) error {
 	}
 	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: n, Cols: np, Stride: np, Data: ks.gam}, 0,
 		blas64.Symmetric{N: n, Stride: n, Data: ks.chol, Uplo: blas.Lower})
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for k := w; k < n; k += workers {
-				row, kr := ks.chol[k*n:k*n+k+1], ks.k[k*n:k*n+k+1]
-				for l := range row {
-					row[l] *= kr[l]
-				}
-				row[k]++
-			}
-		}(w)
+	for k := 0; k < n; k++ {
+		row, kr := ks.chol[k*n:k*n+k+1], ks.k[k*n:k*n+k+1]
+		for l := range row {
+			row[l] *= kr[l]
+		}
+		row[k]++
 	}
-	wg.Wait()
 	if _, ok := lapack64.Potrf(blas64.Symmetric{N: n, Stride: n, Data: ks.chol, Uplo: blas.Lower}); !ok {
 		return errors.New("gated: the Cholesky factorization of I + K_t failed (non-finite kernel weights?)")
 	}
