@@ -147,8 +147,8 @@ const (
 	// groups with preconditioned conjugate gradients, the squared loss.
 	GatedNewton
 	// GatedKernel is gated.SolveKernel: Newton's method on the P kernel
-	// weights of the program's multiple-kernel form, the squared loss
-	// with joint groups, n ≤ gated.KernelMaxRows.
+	// weights of the program's multiple-kernel form, the squared loss,
+	// n ≤ gated.KernelMaxRows.
 	GatedKernel
 )
 

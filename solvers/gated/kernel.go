@@ -14,8 +14,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// SolveKernel solves a squared-loss program with joint groups (or one
-// output) through its multiple-kernel form. The variational form of the
+// SolveKernel solves a squared-loss program through its multiple-kernel
+// form (per-class groups: one program per class, which they separate
+// into). The variational form of the
 // group norm (Bach 2008; Rakotomamonjy et al., SimpleMKL, 2008),
 //
 //	β‖W_i‖_F = min_{t_i ≥ 0} ‖W_i‖²_F/(2t_i) + β²t_i/2,
@@ -58,9 +59,6 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 	if p.Loss != Squared {
 		return nil, fmt.Errorf("gated: the kernel method needs the squared loss, not %v", p.Loss)
 	}
-	if c > 1 && p.Groups != Joint {
-		return nil, fmt.Errorf("gated: the kernel method needs joint groups for %d outputs", c)
-	}
 	if opt.Tol == 0 {
 		opt.Tol = 1e-6
 	}
@@ -72,6 +70,9 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 	}
 	if n > KernelMaxRows {
 		return nil, fmt.Errorf("gated: the kernel method keeps two %d×%d matrices (%.1f GB); it takes at most %d rows", n, n, 16*float64(n)*float64(n)/1e9, KernelMaxRows)
+	}
+	if c > 1 && p.Groups == PerClass {
+		return solveKernelPerClass(ctx, p, opt)
 	}
 	t := make([]float64, np)
 	if opt.Start != nil {
@@ -247,6 +248,67 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			return SolveNewton(ctx, p, o)
 		})
 	}
+	return res, ctxErr
+}
+
+// solveKernelPerClass solves a squared-loss program with per-class groups
+// as the c one-output programs it separates into, each to the relative gap
+// opt.Tol: their lower bounds add up to one of the program (each class's
+// optimum is non-negative, so the sum's relative gap is at most opt.Tol
+// too, and a class not solved when ctx ends counts 0), and the upper bound
+// is the objective of the weights assembled.
+func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result, error) {
+	_, d, np, c := p.Dims()
+	res := &Result{W: make(Weights, np)}
+	for i := range res.W {
+		res.W[i] = mat.NewDense(d, c, nil)
+	}
+	start := time.Now()
+	var ctxErr error
+	for j := 0; j < c; j++ {
+		sub := *p
+		sub.Targets = mat.DenseCopyOf(p.Targets.Slice(0, len(p.Gates[0]), j, j+1))
+		sub.Groups = Joint
+		o := opt
+		if opt.Start != nil {
+			o.Start = make(Weights, np)
+			for i, b := range opt.Start {
+				o.Start[i] = mat.DenseCopyOf(b.Slice(0, d, j, j+1))
+			}
+		}
+		base, offset := res.Iterations, time.Since(start)
+		o.Progress = func(it Iterate) {
+			if opt.Progress != nil {
+				it.Iter += base
+				it.Elapsed += offset
+				opt.Progress(it)
+			}
+		}
+		r, err := SolveKernel(ctx, &sub, o)
+		if r == nil {
+			return nil, err
+		}
+		for i, b := range r.W {
+			res.W[i].Slice(0, d, j, j+1).(*mat.Dense).Copy(b)
+		}
+		for _, it := range r.History {
+			it.Iter += base
+			it.Elapsed += offset
+			res.History = append(res.History, it)
+		}
+		res.Iterations += r.Iterations
+		res.Cert.Lower += r.Cert.Lower
+		if err != nil {
+			ctxErr = err // the classes not solved keep zero weights and the bound 0
+			break
+		}
+	}
+	obj, err := p.Objective(res.W)
+	if err != nil {
+		return nil, err
+	}
+	res.Objective, res.Cert.Upper = obj, obj
+	res.Cert.Gap = (res.Cert.Upper - res.Cert.Lower) / math.Max(math.Abs(res.Cert.Upper), 1e-12)
 	return res, ctxErr
 }
 

@@ -17,7 +17,7 @@ const (
 	// squared loss.
 	Newton
 	// Kernel is SolveKernel: Newton's method on the kernel weights, the
-	// squared loss with joint groups (or one output), n ≤ KernelMaxRows.
+	// squared loss, n ≤ KernelMaxRows.
 	Kernel
 )
 
@@ -37,15 +37,15 @@ func (m Method) String() string {
 
 // Choose picks the method for p: with the squared loss and all of X (no
 // Rank), the kernel method when its n×n factorizations are cheap, n ≤
-// 4000, or no larger than the P·d·c unknowns (n ≤ KernelMaxRows; joint
-// groups or one output), else Newton's method on the groups; accelerated
+// 4000, or no larger than the P·d·c unknowns (n ≤ KernelMaxRows), else
+// Newton's method on the groups; accelerated
 // proximal gradient for the softmax loss or a Rank.
 func (p *Problem) Choose(opt Options) Method {
 	if p.Loss != Squared || opt.Rank > 0 {
 		return ProxGradient
 	}
 	n, d, np, c := p.Dims()
-	if (c == 1 || p.Groups == Joint) && n <= KernelMaxRows && (n <= 4000 || n <= np*d*c) {
+	if n <= KernelMaxRows && (n <= 4000 || n <= np*d*c) {
 		return Kernel
 	}
 	return Newton
