@@ -43,7 +43,9 @@ import (
 // raises it. The certificate's dual point is Λ scaled to feasibility.
 // When F no longer falls at working precision (M_t too ill-conditioned,
 // as for programs that cannot come near interpolation at a tiny β), or ten
-// steps do not halve the gap, SolveNewton finishes from the best weights.
+// steps do not halve the gap, SolveNewton finishes from the best weights
+// (unless the gap is within 100·Tol and P·d·c too large for its exact
+// system: the solve then returns its certificate as it is).
 //
 // Every step factors the n×n matrix M_t (Cholesky, n³/3 flops) and keeps
 // XXᵀ: 2·8n² bytes, so n is at most KernelMaxRows. The cost does not grow
@@ -240,10 +242,12 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		}
 	}
 	res.W, res.Objective, res.Cert, res.Iterations = best, bestCert.Upper, bestCert, iter
-	if stalled && bestCert.Gap > opt.Tol && iter < opt.MaxIter {
+	if stalled && bestCert.Gap > opt.Tol && iter < opt.MaxIter && (bestCert.Gap > 100*opt.Tol || np*d*c <= denseLimit) {
 		// M_t too ill-conditioned for F's descent to show (huge weights
 		// of programs that cannot interpolate): Newton's method on the
-		// groups finishes from the best weights.
+		// groups finishes from the best weights. Not for a gap within a
+		// factor 100 of Tol on a program too large for Newton's exact
+		// system: that finish would take far longer than it gains.
 		return handOver(ctx, res, Options{Tol: opt.Tol, MaxIter: opt.MaxIter - iter, Progress: opt.Progress}, start, func(ctx context.Context, o Options) (*Result, error) {
 			return SolveNewton(ctx, p, o)
 		})
