@@ -140,6 +140,9 @@ func gatedProblem(pj *problemJSON) (*gated.Problem, *mat.Dense, error) {
 	return p, gv, nil
 }
 
+// gatedSolvers are the -solver names of the gated programs' methods.
+var gatedSolvers = map[string]gated.Method{"auto": gated.Auto, "kernel": gated.Kernel, "newton": gated.Newton, "fista": gated.ProxGradient}
+
 // solveGatedCommand solves a gated problem: -solver auto
 // (gated.Problem.Choose: the kernel method or Newton's for the squared
 // loss, proximal gradient otherwise), kernel, newton or fista (the
@@ -150,7 +153,7 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSO
 	if err != nil {
 		return err
 	}
-	m, ok := map[string]gated.Method{"auto": gated.Auto, "kernel": gated.Kernel, "newton": gated.Newton, "fista": gated.ProxGradient}[solver]
+	m, ok := gatedSolvers[solver]
 	if !ok {
 		return badInput("solve: -solver %q: gated programs are solved by -solver auto, kernel, newton or fista", solver)
 	}
@@ -160,7 +163,11 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSO
 	opt := gated.Options{Tol: gap, MaxIter: maxIter}
 	if m == gated.Auto {
 		m = p.Choose(opt)
-		solver = map[gated.Method]string{gated.Kernel: "kernel", gated.Newton: "newton", gated.ProxGradient: "fista"}[m]
+		for name, mm := range gatedSolvers {
+			if mm == m && name != "auto" {
+				solver = name
+			}
+		}
 	}
 	start := time.Now()
 	res, err := gated.SolveWith(ctx, p, m, opt)

@@ -54,22 +54,11 @@ import (
 // Tol, MaxIter (steps, 100 when 0), Start (t_i = ‖W_i‖_F/β; otherwise all
 // t_i = 1/mean diag(XXᵀ)), Progress; CertifyEvery and Rank do not apply.
 func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) {
-	if err := p.Validate(); err != nil {
+	opt, err := squaredOptions(p, opt, "the kernel method", 100)
+	if err != nil {
 		return nil, err
 	}
 	n, d, np, c := p.Dims()
-	if p.Loss != Squared {
-		return nil, fmt.Errorf("gated: the kernel method needs the squared loss, not %v", p.Loss)
-	}
-	if opt.Tol == 0 {
-		opt.Tol = 1e-6
-	}
-	if opt.MaxIter == 0 {
-		opt.MaxIter = 100
-	}
-	if !(opt.Tol > 0) || opt.MaxIter < 0 {
-		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d: need Tol > 0 and MaxIter ≥ 0", opt.Tol, opt.MaxIter)
-	}
 	if n > KernelMaxRows {
 		return nil, fmt.Errorf("gated: the kernel method keeps two %d×%d matrices (%.1f GB); it takes at most %d rows", n, n, 16*float64(n)*float64(n)/1e9, KernelMaxRows)
 	}
@@ -281,13 +270,7 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 			}
 		}
 		base, offset := res.Iterations, time.Since(start)
-		o.Progress = func(it Iterate) {
-			if opt.Progress != nil {
-				it.Iter += base
-				it.Elapsed += offset
-				opt.Progress(it)
-			}
-		}
+		o.Progress = continued(opt.Progress, base, start)
 		r, err := SolveKernel(ctx, &sub, o)
 		if r == nil {
 			return nil, err
@@ -295,11 +278,7 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 		for i, b := range r.W {
 			res.W[i].Slice(0, d, j, j+1).(*mat.Dense).Copy(b)
 		}
-		for _, it := range r.History {
-			it.Iter += base
-			it.Elapsed += offset
-			res.History = append(res.History, it)
-		}
+		appendSteps(res, r.History, base, offset)
 		res.Iterations += r.Iterations
 		res.Cert.Lower += r.Cert.Lower
 		if err != nil {

@@ -23,20 +23,9 @@ import (
 // feasibility). Options: Tol, MaxIter (Newton steps, 200 when 0), Start,
 // Progress; CertifyEvery and Rank do not apply.
 func SolveNewton(ctx context.Context, p *Problem, opt Options) (*Result, error) {
-	if err := p.Validate(); err != nil {
+	opt, err := squaredOptions(p, opt, "SolveNewton", 200)
+	if err != nil {
 		return nil, err
-	}
-	if p.Loss != Squared {
-		return nil, fmt.Errorf("gated: SolveNewton solves the squared loss, not %v (use Solve)", p.Loss)
-	}
-	if opt.Tol == 0 {
-		opt.Tol = 1e-6
-	}
-	if opt.MaxIter == 0 {
-		opt.MaxIter = 200
-	}
-	if !(opt.Tol > 0) || opt.MaxIter < 0 {
-		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d: need Tol > 0 and MaxIter ≥ 0", opt.Tol, opt.MaxIter)
 	}
 	start := time.Now()
 	n, d, np, c := p.Dims()
@@ -125,6 +114,51 @@ func (nt *newton) finish(ctx context.Context, w *mat.Dense, res *Result, opt Opt
 	return handOver(ctx, res, o, start, func(ctx context.Context, o Options) (*Result, error) { return Solve(ctx, nt.p, o) })
 }
 
+// squaredOptions checks p and opt for a Newton method of the squared loss
+// (method names it in errors) and fills in the defaults: Tol 1e-6, MaxIter
+// maxIter.
+func squaredOptions(p *Problem, opt Options, method string, maxIter int) (Options, error) {
+	if err := p.Validate(); err != nil {
+		return opt, err
+	}
+	if p.Loss != Squared {
+		return opt, fmt.Errorf("gated: %s solves the squared loss, not %v (use Solve)", method, p.Loss)
+	}
+	if opt.Tol == 0 {
+		opt.Tol = 1e-6
+	}
+	if opt.MaxIter == 0 {
+		opt.MaxIter = maxIter
+	}
+	if !(opt.Tol > 0) || opt.MaxIter < 0 {
+		return opt, fmt.Errorf("gated: options Tol %v, MaxIter %d: need Tol > 0 and MaxIter ≥ 0", opt.Tol, opt.MaxIter)
+	}
+	return opt, nil
+}
+
+// continued returns a Progress that reports a later solve's steps after
+// the base steps of an earlier one, timed from start (nil for nil).
+func continued(progress func(Iterate), base int, start time.Time) func(Iterate) {
+	if progress == nil {
+		return nil
+	}
+	return func(it Iterate) {
+		it.Iter += base
+		it.Elapsed = time.Since(start)
+		progress(it)
+	}
+}
+
+// appendSteps appends a later solve's history to res's, its steps numbered
+// after base and its times shifted by offset.
+func appendSteps(res *Result, h []Iterate, base int, offset time.Duration) {
+	for _, it := range h {
+		it.Iter += base
+		it.Elapsed += offset
+		res.History = append(res.History, it)
+	}
+}
+
 // handOver continues a solve by another method, warm-started from res.W
 // with opt (its Start and Progress set here): the other's certified steps
 // follow res's in the history and the progress reports (step numbers and
@@ -132,25 +166,14 @@ func (nt *newton) finish(ctx context.Context, w *mat.Dense, res *Result, opt Opt
 // better bound of the two.
 func handOver(ctx context.Context, res *Result, opt Options, start time.Time, run func(context.Context, Options) (*Result, error)) (*Result, error) {
 	base := res.Iterations
-	progress := opt.Progress
 	opt.Start = res.W
-	opt.Progress = func(it Iterate) {
-		if progress != nil {
-			it.Iter += base
-			it.Elapsed = time.Since(start)
-			progress(it)
-		}
-	}
+	opt.Progress = continued(opt.Progress, base, start)
 	offset := time.Since(start)
 	fin, err := run(ctx, opt)
 	if fin == nil {
 		return res, err
 	}
-	for _, it := range fin.History {
-		it.Iter += base
-		it.Elapsed += offset
-		res.History = append(res.History, it)
-	}
+	appendSteps(res, fin.History, base, offset)
 	if fin.Cert.Upper <= res.Cert.Upper {
 		res.W, res.Objective = fin.W, fin.Objective
 	}
