@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/convexnn/convexnn/plots"
@@ -25,13 +28,80 @@ func Show(f *plots.Figure) error {
 	if !InNotebook() {
 		return nil
 	}
-	h, err := f.HTML(plots.AssetsFromEnv(), plots.HTMLOptions{})
+	a := plots.AssetsFromEnv()
+	h, err := f.HTML(a, page.options(a, true))
 	if err != nil {
 		report(err)
 		return err
 	}
 	display(h)
 	return nil
+}
+
+// chartPage decides which chart outputs of a notebook carry the chart
+// libraries (about 450 KB for echarts, 230 KB more for echarts-gl, each time).
+// GoNB runs every cell as a new process of one kernel session, whose page is
+// the notebook. The first output kept in the notebook that needs a library
+// embeds it, claiming a marker file in the session's folder ($GONB_TMP_DIR);
+// every later output leaves it out and finds it on the page, or in the copy
+// next to the notebook (plots.WriteBeside into $GONB_DIR, the notebook's
+// folder, served by the classic Notebook under files/) when the embedding
+// output was cleared or re-run, or the notebook was reopened without it.
+// Outside GoNB, with the libraries loaded by URL, or when a folder is not
+// writable, every output embeds them, as before.
+type chartPage struct {
+	once    sync.Once
+	markers string // the session's folder; "" when every output embeds
+}
+
+// page is the notebook's page as this cell's process sees it.
+var page chartPage
+
+// setup finds the session's folder and writes the copies next to the
+// notebook, once per process.
+func (p *chartPage) setup(a plots.Assets) {
+	p.once.Do(func() {
+		session, nbDir := os.Getenv("GONB_TMP_DIR"), os.Getenv("GONB_DIR")
+		if a.Dir == "" || session == "" || nbDir == "" {
+			return
+		}
+		if st, err := os.Stat(session); err != nil || !st.IsDir() {
+			return
+		}
+		if err := plots.WriteBeside(a, nbDir); err != nil {
+			return
+		}
+		p.markers = session
+	})
+}
+
+// marker is the file that says an output of the session embeds lib.
+func (p *chartPage) marker(lib plots.Library) string {
+	return filepath.Join(p.markers, "convexnn-embeds-"+string(lib))
+}
+
+// options returns the HTMLOptions of a chart output: kept says whether the
+// output stays in the notebook (a transient live update does not, so it
+// embeds a library the session has not embedded yet without claiming it).
+func (p *chartPage) options(a plots.Assets, kept bool) plots.HTMLOptions {
+	p.setup(a)
+	if p.markers == "" {
+		return plots.HTMLOptions{}
+	}
+	return plots.HTMLOptions{Beside: plots.BesideDir, Embed: func(lib plots.Library) bool {
+		if !kept {
+			_, err := os.Stat(p.marker(lib))
+			return err != nil
+		}
+		f, err := os.OpenFile(p.marker(lib), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			// Claimed by an earlier output, or the folder is gone: in
+			// the latter case embedding is the safe choice.
+			return !errors.Is(err, fs.ErrExist)
+		}
+		f.Close()
+		return true
+	}}
 }
 
 // showHTML displays rendered HTML in the notebook, or reports the error of
@@ -171,7 +241,10 @@ func (p *Progress) render(line string, fig func() (*plots.Figure, error), withAs
 	if fig != nil {
 		f, err := fig()
 		if err == nil {
-			body, err = f.HTML(plots.AssetsFromEnv(), plots.HTMLOptions{OmitAssets: !withAssets, NoStatic: !final})
+			a := plots.AssetsFromEnv()
+			o := page.options(a, final)
+			o.OmitAssets, o.NoStatic = !withAssets, !final
+			body, err = f.HTML(a, o)
 		}
 		if err != nil {
 			body = `<pre style="color:#b00020">` + html.EscapeString(err.Error()) + `</pre>`

@@ -23,7 +23,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/convexnn/convexnn/internal/browser"
+	"github.com/convexnn/convexnn/internal/nbrun"
 	"github.com/convexnn/convexnn/internal/testenv"
+	"github.com/convexnn/convexnn/plots"
 )
 
 // Time limits of the live test.
@@ -162,6 +164,110 @@ func liveNotebook(t *testing.T, jupyter, mode string) {
 	}
 }
 
+// TestSavedNotebookRendersOfflineInClassicNotebook opens executed notebooks
+// in the classic Notebook with no kernel to run them (the kernel spec is
+// missing, so no cell can run): every chart must draw from the saved outputs
+// alone, with no network. Each notebook is opened as saved (each library
+// embedded in one output) and with the outputs that embed the libraries
+// cleared (the charts then load the copies next to the notebook, which the
+// kernel writes there, through the server's files/ URL).
+func TestSavedNotebookRendersOfflineInClassicNotebook(t *testing.T) {
+	results := executeAll(t)
+	jupyter := requireJupyterNotebook(t)
+	root := repoRoot(t)
+	work, home := t.TempDir(), t.TempDir()
+	if err := plots.WriteBeside(plots.Assets{Dir: filepath.Join(root, ".cache", "assets")}, work); err != nil {
+		t.Fatal(err)
+	}
+	noKernels := t.TempDir()
+	var pages []string
+	for _, name := range []string{"00-quickstart.ipynb", "06-adversarial-2d.ipynb"} {
+		saved := filepath.Join(work, name)
+		copyTo(t, results[name].Executed, saved)
+		cleared := filepath.Join(work, "cleared-"+name)
+		if _, _, err := clearLibraryOutputs(saved, cleared); err != nil {
+			t.Fatal(err)
+		}
+		for _, nb := range []string{saved, cleared} {
+			// Outputs of a notebook the reader did not run show their
+			// scripts only when it is trusted.
+			// (nbformat's jupyter-trust, which Debian installs as a
+			// module only.)
+			cmd := exec.Command("/usr/bin/python3", "-m", "nbformat.sign", nb)
+			cmd.Env = jupyterEnv(root, home, noKernels)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("python3 -m nbformat.sign %s: %v: %s", nb, err, out)
+			}
+			pages = append(pages, filepath.Base(nb))
+		}
+	}
+	port := freePort(t)
+	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
+	token := startNotebookServerIn(t, jupyter, root, work, port, noKernels, home)
+	for _, name := range pages {
+		t.Run(name, func(t *testing.T) {
+			want := 0
+			nb, err := nbrun.Read(filepath.Join(work, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range nb.Cells {
+				for _, o := range c.Outputs {
+					want += strings.Count(o.TextOf("text/html"), `class="convexnn-chart"`)
+				}
+			}
+			var loader loaderState
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := browser.CheckURL(ctx, origin+"/notebooks/"+name+"?token="+token, browser.Options{
+				AllowOrigins: []string{origin},
+				Timeout:      2 * time.Minute,
+				Prepare:      waitSavedNotebook,
+				Finish: func(ctx context.Context) error {
+					return chromedp.Run(ctx, chromedp.Evaluate(loaderJS, &loader))
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep.Console = ignoreNotebookNoise(t, rep.Console)
+			for _, p := range rep.Problems(0.01) {
+				t.Errorf("%s", p)
+			}
+			if len(rep.Charts) != want || loader.Drawn != want {
+				t.Errorf("%d charts on the page, %d drawn; the saved notebook has %d", len(rep.Charts), loader.Drawn, want)
+			}
+			t.Logf("%d charts drawn with no kernel; loader %+v", loader.Drawn, loader)
+		})
+	}
+}
+
+// waitSavedNotebook waits until the Notebook has loaded and rendered the
+// saved notebook, and checks that it is trusted.
+func waitSavedNotebook(ctx context.Context) error {
+	const js = `(() => {
+		const J = window.Jupyter;
+		if (!J || !J.notebook || !J.notebook._fully_loaded) return 'notebook not loaded';
+		return J.notebook.trusted ? 'ready' : 'not trusted';
+	})()`
+	deadline := time.Now().Add(liveKernelReady)
+	for {
+		var why string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &why)); err != nil {
+			return err
+		}
+		if why == "ready" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the saved notebook did not load within %v: %s", liveKernelReady, why)
+		}
+		if err := sleepCtx(ctx, 250*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
 func copyTo(t *testing.T, src, dst string) {
 	t.Helper()
 	b, err := os.ReadFile(src)
@@ -245,6 +351,28 @@ func requireJupyterNotebook(t *testing.T) string {
 // ends. It returns the server's token.
 func startNotebookServer(t *testing.T, jupyter, root, dir string, port int, jupyterPath string) (token string) {
 	t.Helper()
+	return startNotebookServerIn(t, jupyter, root, dir, port, jupyterPath, t.TempDir())
+}
+
+// jupyterEnv is the environment of a Notebook server, and of jupyter
+// commands that must see its configuration and data (jupyter trust), with
+// Jupyter's own directories under home.
+func jupyterEnv(root, home, jupyterPath string) []string {
+	return append(os.Environ(),
+		"JUPYTER_PATH="+jupyterPath,
+		"CONVEXNN_ASSETS="+filepath.Join(root, ".cache", "assets"),
+		"CONVEXNN_STATE_DIR="+filepath.Join(home, "state"),
+		"JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
+		"JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"),
+		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"),
+		"GOPROXY=off", // hermetic, as nbrun's headless runs
+	)
+}
+
+// startNotebookServerIn is startNotebookServer with Jupyter's own
+// directories under home.
+func startNotebookServerIn(t *testing.T, jupyter, root, dir string, port int, jupyterPath, home string) (token string) {
+	t.Helper()
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
@@ -254,7 +382,6 @@ func startNotebookServer(t *testing.T, jupyter, root, dir string, port int, jupy
 
 	// Jupyter's own directories in the test's, so that the user's
 	// configuration (a password, extensions) does not change the UI.
-	home := t.TempDir()
 	logPath := filepath.Join(home, "jupyter.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -268,15 +395,7 @@ func startNotebookServer(t *testing.T, jupyter, root, dir string, port int, jupy
 	}
 	cmd := exec.Command(jupyter, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"JUPYTER_PATH="+jupyterPath,
-		"CONVEXNN_ASSETS="+filepath.Join(root, ".cache", "assets"),
-		"CONVEXNN_STATE_DIR="+filepath.Join(home, "state"),
-		"JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
-		"JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"),
-		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"),
-		"GOPROXY=off", // hermetic, as nbrun's headless runs
-	)
+	cmd.Env = jupyterEnv(root, home, jupyterPath)
 	// The log is shown when the test fails. A log file rather than a
 	// pipe: the kernels inherit it, and a pipe would keep Wait waiting for
 	// them.

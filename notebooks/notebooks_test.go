@@ -174,6 +174,132 @@ func TestChartsRenderOfflineInChromium(t *testing.T) {
 	}
 }
 
+// maxNotebookBytes is the size limit of an executed notebook (issue 21): each
+// chart library is embedded once per notebook, every other chart leaves it to
+// the page, and the static twins are paletted PNGs.
+const maxNotebookBytes = 1_000_000
+
+// payloadRE finds the libraries a chart output embeds.
+var payloadRE = regexp.MustCompile(`"payload":\{("echarts(-gl)?":"[^"]*",?)+\}`)
+
+// embeddedLibraries counts, per library, the outputs of nb that embed it.
+func embeddedLibraries(nb *nbrun.Notebook) map[string]int {
+	n := map[string]int{}
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			for _, p := range payloadRE.FindAllString(o.TextOf("text/html"), -1) {
+				for _, lib := range []string{"echarts", "echarts-gl"} {
+					if strings.Contains(p, `"`+lib+`":"`) {
+						n[lib]++
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestNotebooksAreSmall checks every executed notebook against the size
+// limit, and that no chart library is embedded more than once in it.
+func TestNotebooksAreSmall(t *testing.T) {
+	for name, res := range executeAll(t) {
+		st, err := os.Stat(res.Executed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb := readExecuted(t, name)
+		libs := embeddedLibraries(nb)
+		t.Logf("%s: %d bytes, libraries embedded %v", name, st.Size(), libs)
+		if st.Size() > maxNotebookBytes {
+			t.Errorf("%s is %d bytes executed, want at most %d", name, st.Size(), maxNotebookBytes)
+		}
+		for lib, k := range libs {
+			if k > 1 {
+				t.Errorf("%s embeds %s in %d outputs, want one", name, lib, k)
+			}
+		}
+		if minCharts[name] > 0 && libs["echarts"] != 1 {
+			t.Errorf("%s embeds echarts in %d outputs, want one (a notebook opened offline needs it)", name, libs["echarts"])
+		}
+	}
+}
+
+// TestChartsRenderWithTheirLibraryCleared clears, in executed notebooks, the
+// outputs that embed the chart libraries (as a reader who clears or re-runs
+// the first chart's cell does), exports them to HTML and checks in Chromium
+// that every remaining chart draws from the copies next to the page.
+func TestChartsRenderWithTheirLibraryCleared(t *testing.T) {
+	results := executeAll(t)
+	for _, name := range []string{"00-quickstart.ipynb", "06-adversarial-2d.ipynb"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(outDir, "cleared")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, name)
+			cleared, kept, err := clearLibraryOutputs(results[name].Executed, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cleared == 0 || kept == 0 {
+				t.Fatalf("%s: %d charts cleared with the libraries, %d kept; want some of each", name, cleared, kept)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			html, err := nbrun.Export(ctx, path, nbrun.Options{Repo: repoRoot(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := browser.Check(ctx, html, browser.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range rep.Problems(0.01) {
+				t.Errorf("%s: %s", html, p)
+			}
+			if len(rep.Charts) != kept {
+				t.Errorf("%s: %d charts on the page, want the %d kept", html, len(rep.Charts), kept)
+			}
+			t.Logf("%s: %d charts cleared with the libraries, %d drew from the copies next to the page", name, cleared, len(rep.Charts))
+		})
+	}
+}
+
+// clearLibraryOutputs writes to dst the executed notebook src with the
+// outputs of every cell that embeds a chart library cleared, and returns how
+// many charts were cleared with them and how many are kept.
+func clearLibraryOutputs(src, dst string) (cleared, kept int, err error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return 0, 0, err
+	}
+	var nb map[string]interface{}
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		return 0, 0, err
+	}
+	cells, _ := nb["cells"].([]interface{})
+	for _, c := range cells {
+		cell, _ := c.(map[string]interface{})
+		outs, _ := cell["outputs"].([]interface{})
+		text, err := json.Marshal(outs)
+		if err != nil {
+			return 0, 0, err
+		}
+		charts := strings.Count(string(text), `class=\"convexnn-chart\"`)
+		if strings.Contains(string(text), `\"payload\":{\"echarts`) {
+			cell["outputs"] = []interface{}{}
+			cleared += charts
+			continue
+		}
+		kept += charts
+	}
+	out, err := json.Marshal(nb)
+	if err != nil {
+		return 0, 0, err
+	}
+	return cleared, kept, os.WriteFile(dst, out, 0o644)
+}
+
 var (
 	statusIter = regexp.MustCompile(`iteration (\d+),`)
 	cellRange  = regexp.MustCompile(`iterations (\d+)→(\d+) this cell`)

@@ -17,7 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/convexnn/convexnn/internal/nbrun"
+	"github.com/convexnn/convexnn/internal/repo"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
 	"github.com/convexnn/convexnn/solvers/ipm"
@@ -846,7 +846,7 @@ func cvxbGoal(r float64) string {
 // checks that it exists.
 func benchScript(peer, script, name string) (string, error) {
 	if script == "" {
-		root, err := nbrun.RepoRoot()
+		root, err := repo.Root()
 		if err != nil {
 			return "", fmt.Errorf("bench %s: finding bench/%s: %w (or pass -script)", peer, name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/internal/nbrun"
+	checkout "github.com/convexnn/convexnn/internal/repo"
 )
 
 // figureNotebooks are the paper's smaller figures, each reproduced by one of
@@ -52,7 +53,7 @@ type figureResult struct {
 // <outDir>/<name>/ and writes result.json and report.html there. A failed
 // cell is an error, after both files are written.
 func runFigureNotebook(ctx context.Context, name, notebook, title string, size Size, outDir string, stdout io.Writer) error {
-	repo, err := nbrun.RepoRoot()
+	repo, err := checkout.Root()
 	if err != nil {
 		return err
 	}

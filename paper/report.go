@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convexnn/convexnn/internal/nbrun"
+	checkout "github.com/convexnn/convexnn/internal/repo"
 	"github.com/convexnn/convexnn/plots"
 )
 
@@ -108,7 +108,7 @@ func reportAssets() (plots.Assets, string) {
 	if a.Dir != "" {
 		return a, ""
 	}
-	if repo, err := nbrun.RepoRoot(); err == nil {
+	if repo, err := checkout.Root(); err == nil {
 		dir := filepath.Join(repo, ".cache", "assets")
 		if _, err := os.Stat(filepath.Join(dir, "echarts.min.js")); err == nil {
 			return plots.Assets{Dir: dir}, ""

@@ -5,12 +5,12 @@ package plots
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,12 +20,6 @@ import (
 // Assets.BaseURL is set. It is go-echarts' own default asset host, which
 // serves echarts 5.x and echarts-gl.
 const DefaultBaseURL = "https://go-echarts.github.io/go-echarts-assets/assets/"
-
-// Names of the two library files, relative to Assets.Dir or Assets.BaseURL.
-const (
-	echartsFile   = "echarts.min.js"
-	echartsGLFile = "echarts-gl.min.js"
-)
 
 // Environment variables read by AssetsFromEnv.
 const (
@@ -39,7 +33,7 @@ const (
 type Assets struct {
 	// Dir, when non-empty, is a local directory holding echarts.min.js
 	// and echarts-gl.min.js. Their contents are embedded in the HTML
-	// (gzip + base64, decoded in the browser with DecompressionStream
+	// (gzip + Z85, decoded in the browser with DecompressionStream
 	// and evaluated with define, module and exports shadowed as
 	// undefined, so the UMD bundles set window.echarts even when
 	// RequireJS is on the page), so the output renders with no network
@@ -94,7 +88,7 @@ type payloadKey struct {
 	mod  time.Time
 }
 
-// payloads caches the gzip+base64 encoding of asset files, so each file is
+// payloads caches the gzip+Z85 encoding of asset files, so each file is
 // read and compressed once per process (again only if it changes on disk).
 // Failures are not cached: after "make setup" the next call succeeds.
 var payloads struct {
@@ -102,7 +96,8 @@ var payloads struct {
 	m map[payloadKey]string
 }
 
-// payload returns the gzip+base64 encoding of the file name in dir.
+// payload returns the file name in dir as snippets carry it: gzip-compressed,
+// then Z85-encoded (z85), after its length in bytes and a colon.
 func payload(dir, name string) (string, error) {
 	fix := `run "make setup" to fetch a local copy, or unset ` + envAssetsDir + ` to load echarts from the network`
 	abs, err := filepath.Abs(dir)
@@ -150,7 +145,7 @@ func payload(dir, name string) (string, error) {
 	if err := zw.Close(); err != nil {
 		return "", err
 	}
-	p := base64.StdEncoding.EncodeToString(buf.Bytes())
+	p := strconv.Itoa(buf.Len()) + ":" + z85(buf.Bytes())
 	if payloads.m == nil {
 		payloads.m = make(map[payloadKey]string)
 	}
@@ -162,4 +157,83 @@ func payload(dir, name string) (string, error) {
 	}
 	payloads.m[key] = p
 	return p, nil
+}
+
+// BesideDir is the folder, next to a notebook or an exported page, that holds
+// copies of the chart libraries for the outputs that leave them out
+// (HTMLOptions.Embed, HTMLOptions.Beside).
+const BesideDir = "convexnn-assets"
+
+// WriteBeside copies the libraries of a (which must embed them: Assets.Dir)
+// and the chart loader into dir/BesideDir, where outputs of a page in dir
+// that leave them out find them. A copy already there with the same contents is left alone; a new one
+// is written to a temporary file and renamed, so a reader never sees half a
+// file.
+func WriteBeside(a Assets, dir string) error {
+	if !a.embedded() {
+		return errors.New("plots: WriteBeside needs local assets (Assets.Dir, " + envAssetsDir + ")")
+	}
+	dst := filepath.Join(dir, BesideDir)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("plots: copying the chart libraries beside the page: %v", err)
+	}
+	files := map[string][]byte{loaderFile(): []byte(loaderFileJS())}
+	for _, l := range []Library{ECharts, EChartsGL} {
+		src, err := os.ReadFile(filepath.Join(a.Dir, l.file()))
+		if err != nil {
+			return fmt.Errorf("plots: reading %s: %v; run \"make setup\" to fetch a local copy", l.file(), err)
+		}
+		files[l.file()] = src
+	}
+	for name, src := range files {
+		target := filepath.Join(dst, name)
+		if cur, err := os.ReadFile(target); err == nil && bytes.Equal(cur, src) {
+			continue
+		}
+		tmp, err := os.CreateTemp(dst, "."+name+".*")
+		if err != nil {
+			return fmt.Errorf("plots: copying %s beside the page: %v", name, err)
+		}
+		_, werr := tmp.Write(src)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), 0o644)
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), target)
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("plots: copying %s beside the page: %v", name, werr)
+		}
+	}
+	return nil
+}
+
+// z85Alphabet is ZeroMQ's Z85 alphabet (RFC 32/Z85): no quotes or
+// backslashes, so the text needs no escaping in JSON or a JavaScript string.
+const z85Alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+
+// z85 encodes b, padded with zeros to a multiple of 4 bytes, as Z85: five
+// characters per four bytes, against base64's six per four and a half (a
+// sixteenth less: 28 KB of echarts' 450 KB). The loader's decoder drops the
+// padding by the length written before the text.
+func z85(b []byte) string {
+	out := make([]byte, 0, (len(b)+3)/4*5)
+	var w [4]byte
+	for i := 0; i < len(b); i += 4 {
+		w = [4]byte{}
+		copy(w[:], b[i:])
+		v := uint32(w[0])<<24 | uint32(w[1])<<16 | uint32(w[2])<<8 | uint32(w[3])
+		var c [5]byte
+		for k := 4; k >= 0; k-- {
+			c[k] = z85Alphabet[v%85]
+			v /= 85
+		}
+		out = append(out, c[:]...)
+	}
+	return string(out)
 }

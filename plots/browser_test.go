@@ -16,7 +16,9 @@ import (
 // with no network: with the library embedded or loaded by URL, with and
 // without RequireJS on the page (classic Notebook has it; JupyterLab, VS Code
 // and plain exports do not), every chart, 2-D and 3-D, must draw with no
-// console error; with an unreachable library every chart must fail visibly.
+// console error, also where each library is embedded once on the page or
+// comes from the copy next to it; with an unreachable library, or none on the
+// page and no copy, every chart must fail visibly.
 func TestSmokePagesRenderInChromium(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -34,7 +36,8 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 		out = t.TempDir()
 	}
 	writeSmokePages(t, out, assets)
-	for _, page := range []string{"index.html", "require.html", "url.html", "url-require.html", "broken.html", "broken-require.html"} {
+	for _, page := range []string{"index.html", "require.html", "url.html", "url-require.html", "broken.html", "broken-require.html",
+		"once.html", "once-require.html", "beside.html", "beside-require.html", "nowhere.html"} {
 		t.Run(page, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -50,7 +53,7 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 				t.Fatalf("page has charts %v, want at least 6 with 2-D and 3-D", kinds)
 			}
 			probs := rep.Problems(0.01)
-			if !strings.HasPrefix(page, "broken") {
+			if !strings.HasPrefix(page, "broken") && page != "nowhere.html" {
 				for _, p := range probs {
 					t.Error(p)
 				}
@@ -59,8 +62,12 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 			if len(probs) == 0 {
 				t.Fatal("a page whose library cannot be loaded passed the check")
 			}
+			want := "could not be loaded"
+			if page == "nowhere.html" {
+				want = "is not on this page and its copy"
+			}
 			for _, c := range rep.Charts {
-				if c.Canvases != 0 || !strings.Contains(c.Text, "could not be loaded") {
+				if c.Canvases != 0 || !strings.Contains(c.Text, want) {
 					t.Errorf("chart %s: %d canvases, text %q; want no canvas and the load error", c.ID, c.Canvases, c.Text)
 				}
 			}

@@ -70,7 +70,7 @@ func Line(o LineOptions, s ...Series) (*Figure, error) {
 			name = "series " + strconv.Itoa(i+1)
 		}
 		col := seriesColors[i%len(seriesColors)]
-		data := pairs(se.X, se.Y)
+		data := pairs(thinLine(se.X, se.Y, w/2))
 		c.AddSeries(text(name), nil, charts.WithSeriesOpts(func(ss *charts.SingleSeries) {
 			ss.Data = data
 			ss.ShowSymbol = opts.Bool(len(data) <= 60)
@@ -112,6 +112,45 @@ func Line(o LineOptions, s ...Series) (*Figure, error) {
 	}
 	fixRange(&sp.Y, o.LogY)
 	return newFigure(kind2D, o.Title, w, h, c, sp)
+}
+
+// thinLine returns the points of a line as the interactive chart carries
+// them: a line of more than 2·buckets points is cut into buckets runs of
+// consecutive points, each kept as its lowest and highest point in their
+// order, so that the drawn line keeps its extremes at the chart's resolution
+// (buckets is half the chart's width in pixels) while the notebook carries
+// about a thousand points per series instead of, say, 20 000 iterations. The
+// first and last points are always kept; the static twin draws every point.
+func thinLine(x, y []float64, buckets int) ([]float64, []float64) {
+	n := len(x)
+	if buckets < 1 || n <= 2*buckets {
+		return x, y
+	}
+	tx := make([]float64, 0, 2*buckets+2)
+	ty := make([]float64, 0, 2*buckets+2)
+	keep := func(i int) {
+		if k := len(tx); k > 0 && tx[k-1] == x[i] && ty[k-1] == y[i] {
+			return
+		}
+		tx, ty = append(tx, x[i]), append(ty, y[i])
+	}
+	keep(0)
+	for b := 0; b < buckets; b++ {
+		lo, hi := b*n/buckets, (b+1)*n/buckets
+		imin, imax := lo, lo
+		for i := lo; i < hi; i++ { // finite values: checkGroups refuses others
+			if y[i] < y[imin] {
+				imin = i
+			}
+			if y[i] > y[imax] {
+				imax = i
+			}
+		}
+		keep(min(imin, imax))
+		keep(max(imin, imax))
+	}
+	keep(n - 1)
+	return tx, ty
 }
 
 // ScatterOptions configures Scatter.
@@ -255,7 +294,7 @@ func Heatmap(o HeatmapOptions, g Grid, overlay ...Points) (*Figure, error) {
 	cells := make([]float64, 0, len(g.X)*len(g.Y))
 	for _, row := range g.Z {
 		for _, z := range row {
-			cells = append(cells, round5(z))
+			cells = append(cells, roundIn(z, zmin, zmax))
 		}
 	}
 	c.AddSeries("value", nil, charts.WithSeriesOpts(func(ss *charts.SingleSeries) {

@@ -97,7 +97,7 @@ func (f *Figure) HTML(a Assets, o HTMLOptions) (string, error) {
 }
 
 // PNG returns the static twin of f as a PNG image with one pixel per CSS
-// pixel of the interactive chart. It is an error if the chart type has no
+// pixel of the interactive chart, in at most 64 colors (see palettedPNG). It is an error if the chart type has no
 // static twin.
 func (f *Figure) PNG() ([]byte, error) {
 	if f != nil {
@@ -114,14 +114,14 @@ func (f *Figure) PNG() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
+	b, err := palettedPNG(c.(vgimg.PngCanvas).Image())
+	if err != nil {
 		return nil, fmt.Errorf("plots: encoding PNG: %v", err)
 	}
 	f.mu.Lock()
-	f.png = buf.Bytes()
+	f.png = b
 	f.mu.Unlock()
-	return bytes.Clone(buf.Bytes()), nil
+	return bytes.Clone(b), nil
 }
 
 // SVG returns the static twin of f as an SVG image. It is an error if the
@@ -298,6 +298,26 @@ func round(v float64) float64 { return roundN(v, 7) }
 // round5 rounds grid values, of which there are many, to 5 significant
 // digits.
 func round5(v float64) float64 { return roundN(v, 5) }
+
+// roundIn returns v, one of values in [lo, hi], rounded to 1/1000 to 1/10000
+// of that range (to the power of ten at or below (hi − lo)/1000), as a
+// heat map's cells are written: finer than any color step and than the eye
+// reads a tooltip, and a third shorter than five significant digits. A single
+// value (lo = hi) keeps five significant digits.
+func roundIn(v, lo, hi float64) float64 {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return round5(v)
+	}
+	e := int(math.Floor(math.Log10(hi-lo))) - 3
+	if e >= 0 {
+		return math.Round(v/math.Pow10(e)) * math.Pow10(e)
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', -e, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
 
 // roundN returns v rounded to n significant digits.
 func roundN(v float64, n int) float64 {

@@ -5,6 +5,7 @@ package plots
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -24,15 +25,42 @@ import (
 
 // HTMLOptions controls what a snippet carries besides the chart.
 type HTMLOptions struct {
-	// OmitAssets leaves the library out of the snippet: the chart waits
+	// OmitAssets leaves the libraries out of the snippet: the chart waits
 	// for window.__convexnnECharts / window.echarts set by an earlier
-	// output of the same page. It is meant for frequent live updates of
-	// one output; render the final update without it.
+	// output of the same page, or loads the copies in Beside. It is meant
+	// for frequent live updates of one output.
 	OmitAssets bool
+
+	// Embed, when not nil and the Assets embed the libraries, decides
+	// for each library the chart needs whether this snippet carries it;
+	// a library left out comes, as with OmitAssets, from an earlier
+	// output of the page or from Beside. A notebook embeds each library
+	// in one output and leaves it out of the others.
+	Embed func(Library) bool
+
+	// Beside, when not empty, is the folder (BesideDir, written by
+	// WriteBeside) holding copies of the libraries next to the page: in
+	// the classic Notebook next to the notebook (served under files/),
+	// elsewhere relative to the page, as for an HTML export saved next
+	// to its notebook. A snippet that leaves a library out loads it from
+	// there when no earlier output of the page has.
+	Beside string
 
 	// NoStatic leaves out the static PNG fallback.
 	NoStatic bool
 }
+
+// Library is one of the chart libraries a snippet may need.
+type Library string
+
+// The chart libraries.
+const (
+	ECharts   Library = "echarts"    // every chart
+	EChartsGL Library = "echarts-gl" // 3-D charts
+)
+
+// file returns the library's file name in Assets.Dir or under BaseURL.
+func (l Library) file() string { return string(l) + ".min.js" }
 
 // Chart kinds, as written in the data-chart-kind attribute.
 const (
@@ -40,8 +68,70 @@ const (
 	kind3D = "3d"
 )
 
-//go:embed loader.js
-var loaderJS string
+// The chart loader (loader.js), the stub that calls it where the page has it
+// (stub.js), and the function both use to find the folder next to the page
+// (beside.js, put in place of their "/* @besideDir */").
+var (
+	//go:embed loader.js
+	loaderJS string
+	//go:embed stub.js
+	stubJS string
+	//go:embed beside.js
+	besideJS string
+)
+
+// loaderMin and stubMin are the loader and the stub as snippets carry them:
+// assembled, without comments, indentation and blank lines.
+var (
+	loaderMin = minifyJS(strings.Replace(loaderJS, besideMarker, besideJS, 1))
+	stubMin   = minifyJS(strings.Replace(stubJS, besideMarker, besideJS, 1))
+)
+
+const besideMarker = "/* @besideDir */"
+
+// loaderVersion names this build's loader on a page
+// (window.__convexnnLoaders) and in its copy next to the page (loaderFile).
+var loaderVersion = func() string {
+	h := sha256.Sum256([]byte(loaderMin))
+	return hex.EncodeToString(h[:6])
+}()
+
+// loaderFile is the name of the loader's copy in BesideDir.
+func loaderFile() string { return "loader-" + loaderVersion + ".js" }
+
+// loaderFileJS is the content of loaderFile: the loader, registered.
+func loaderFileJS() string {
+	return `(window.__convexnnLoaders = window.__convexnnLoaders || {})["` + loaderVersion + `"] = (` + loaderMin + ");\n"
+}
+
+// minifyJS removes block comments, whole-line // comments, indentation and
+// blank lines. It is meant for loader.js and stub.js, whose strings hold no
+// comment markers (TestScriptSafe checks; the smoke pages run the result).
+func minifyJS(src string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(src, "/*")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(src[i+2:], "*/")
+		if j < 0 {
+			break
+		}
+		b.WriteString(src[:i])
+		src = src[i+2+j+2:]
+	}
+	b.WriteString(src)
+	var out []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "//") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
 
 // snippet is everything renderSnippet needs to know about one chart.
 type snippet struct {
@@ -54,11 +144,13 @@ type snippet struct {
 
 // loaderConfig is the first argument of the function in loader.js.
 type loaderConfig struct {
+	Version string            `json:"version"`
 	ID      string            `json:"id"`
 	Kind    string            `json:"kind"`
 	Mode    string            `json:"mode"`
 	Payload map[string]string `json:"payload,omitempty"`
 	URLs    map[string]string `json:"urls,omitempty"`
+	Beside  string            `json:"beside,omitempty"`
 }
 
 // ids makes element ids unique within a page: a random per-process prefix,
@@ -100,23 +192,31 @@ var scriptSafe = strings.NewReplacer(
 
 // renderSnippet builds the HTML snippet for s.
 func renderSnippet(s snippet, a Assets, o HTMLOptions) (string, error) {
-	cfg := loaderConfig{ID: newID(), Kind: s.kind}
-	names := []string{echartsFile}
+	cfg := loaderConfig{Version: loaderVersion, ID: newID(), Kind: s.kind}
+	libs := []Library{ECharts}
 	if s.kind == kind3D {
-		names = append(names, echartsGLFile)
+		libs = append(libs, EChartsGL)
+	}
+	if o.Beside != "" && !relativeFolder(o.Beside) {
+		return "", fmt.Errorf("plots: HTMLOptions.Beside %q: want a relative folder below the page: names of letters, digits, '.', '_' and '-' joined by '/'", o.Beside)
 	}
 	switch {
 	case o.OmitAssets:
 		cfg.Mode = "omit"
+		cfg.Beside = o.Beside
 	case a.embedded():
 		cfg.Mode = "embed"
-		cfg.Payload = make(map[string]string, len(names))
-		for _, n := range names {
-			p, err := payload(a.Dir, n)
+		cfg.Payload = make(map[string]string, len(libs))
+		for _, l := range libs {
+			if o.Embed != nil && !o.Embed(l) {
+				cfg.Beside = o.Beside
+				continue
+			}
+			p, err := payload(a.Dir, l.file())
 			if err != nil {
 				return "", err
 			}
-			cfg.Payload[strings.TrimSuffix(n, ".min.js")] = p
+			cfg.Payload[string(l)] = p
 		}
 	default:
 		cfg.Mode = "url"
@@ -125,17 +225,17 @@ func renderSnippet(s snippet, a Assets, o HTMLOptions) (string, error) {
 			return "", err
 		}
 		cfg.URLs = map[string]string{
-			"echarts":    base + echartsFile,
-			"echarts-gl": base + echartsGLFile,
+			string(ECharts):   base + ECharts.file(),
+			string(EChartsGL): base + EChartsGL.file(),
 		}
 	}
-	cfgJSON, err := json.Marshal(cfg)
+	cfgJSON, err := jsonText(cfg) // Z85 payloads hold <, > and &: no HTML escapes
 	if err != nil {
 		return "", fmt.Errorf("plots: encoding loader configuration: %v", err)
 	}
 
 	var b strings.Builder
-	b.Grow(len(s.png)*4/3 + len(s.option) + len(loaderJS) + len(cfgJSON) + 512)
+	b.Grow(len(s.png)*4/3 + len(s.option) + len(loaderMin) + len(cfgJSON) + 512)
 	fmt.Fprintf(&b, `<div class="convexnn-chart" data-chart-kind="%s" id="%s" style="width:%s;max-width:100%%;height:%s;position:relative;box-sizing:border-box;">`,
 		s.kind, cfg.ID, html.EscapeString(s.width), html.EscapeString(s.height))
 	if len(s.png) > 0 && !o.NoStatic {
@@ -146,8 +246,16 @@ func renderSnippet(s snippet, a Assets, o HTMLOptions) (string, error) {
 		b.WriteString(`">`)
 	}
 	b.WriteString("</div>\n<script>\n(")
-	b.WriteString(scriptSafe(strings.TrimSpace(loaderJS)))
-	b.WriteString(")(")
+	// A snippet that carries no library leaves the loader to the page too:
+	// the stub calls the loader an earlier output registered, or loads its
+	// copy next to the page.
+	if cfg.Beside != "" && len(cfg.Payload) == 0 {
+		b.WriteString(scriptSafe(stubMin))
+		b.WriteString(`)("` + loaderVersion + `", "` + loaderFile() + `", `)
+	} else {
+		b.WriteString(scriptSafe(loaderMin))
+		b.WriteString(")(")
+	}
 	b.WriteString(scriptSafe(string(cfgJSON)))
 	b.WriteString(",\n")
 	b.WriteString(scriptSafe(s.option))
@@ -199,9 +307,21 @@ func ChartHTML(c interface{ RenderSnippet() render.ChartSnippet }, a Assets, o H
 }
 
 var (
+	folderRE    = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 	sizeRE      = regexp.MustCompile(`style="width:\s*([^;"]*);\s*height:\s*([^;"]*);?"`)
 	cssLengthRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(px|%|em|rem|vw|vh)?$`)
 )
+
+// relativeFolder reports whether dir names a folder below the page, safe to
+// place in a URL unescaped.
+func relativeFolder(dir string) bool {
+	for _, name := range strings.Split(dir, "/") {
+		if name == "." || name == ".." || !folderRE.MatchString(name) {
+			return false
+		}
+	}
+	return true
+}
 
 // funcMarkerRE matches go-echarts' markers around JavaScript functions
 // in option JSON, with the quotes that make them strings.

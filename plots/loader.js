@@ -1,14 +1,23 @@
-function (cfg, option) {
+function load(cfg, option) {
   "use strict";
   /*
    * convexnn/plots chart loader. Every snippet carries a copy; all copies on
    * a page share window.__convexnnECharts, which maps a library name
    * ("echarts", "echarts-gl") to the one promise that loads it and resolves
    * to the echarts namespace. cfg is
-   *   {id, kind: "2d"|"3d", mode: "embed"|"url"|"omit", payload, urls}.
+   *   {id, kind: "2d"|"3d", mode: "embed"|"url"|"omit", payload, urls, beside}.
+   * A library that is neither in payload nor (mode "url") at urls comes from
+   * an earlier output of the page, or from the folder cfg.beside next to the
+   * page (next to the notebook in the classic Notebook). The loader registers
+   * itself under cfg.version in window.__convexnnLoaders, where the snippets
+   * that do not carry it (stub.js) find it.
    * This file is embedded in Go; it must not contain a closing script tag.
    */
   var PREFIX = "convexnn/plots: ";
+  var R = window.__convexnnLoaders = window.__convexnnLoaders || {};
+  if (cfg.version && typeof R[cfg.version] !== "function") {
+    R[cfg.version] = load;
+  }
   var G = window.__convexnnECharts;
   if (!G || typeof G !== "object") {
     G = {};
@@ -89,10 +98,10 @@ function (cfg, option) {
     return url.replace(/\.js$/, "");
   }
 
-  function viaRequire(r, name) {
+  function viaRequire(r, name, urls) {
     return new Promise(function (resolve, reject) {
       try {
-        r.config({ paths: { "echarts": stripJS(cfg.urls["echarts"]), "echarts-gl": stripJS(cfg.urls["echarts-gl"]) } });
+        r.config({ paths: { "echarts": stripJS(urls["echarts"]), "echarts-gl": stripJS(urls["echarts-gl"]) } });
         r([name], resolve, function (err) {
           try {
             var rj = window.requirejs || r;
@@ -144,18 +153,43 @@ function (cfg, option) {
     });
   }
 
-  function decode(b64) {
+  /* Decodes a payload: the length of the gzip stream, a colon, and the stream
+   * in Z85 (padded to a multiple of four bytes). */
+  function decode(payload) {
     if (typeof DecompressionStream !== "function") {
       return Promise.reject(new Error("this browser has no DecompressionStream " +
         "(it needs Chrome 80, Firefox 113, Safari 16.4 or newer)"));
     }
     try {
-      var bin = atob(b64);
-      var bytes = new Uint8Array(bin.length);
-      for (var i = 0; i < bin.length; i++) {
-        bytes[i] = bin.charCodeAt(i);
+      var colon = payload.indexOf(":");
+      var n = parseInt(payload.slice(0, colon), 10);
+      var text = payload.slice(colon + 1);
+      // (split where a slash meets a star: minifyJS would see a comment)
+      var A = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/" + "*?&<>()[]{}@%$#";
+      var digit = new Int16Array(128).fill(-1);
+      for (var k = 0; k < A.length; k++) {
+        digit[A.charCodeAt(k)] = k;
       }
-      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+      if (!(n >= 0) || text.length % 5 !== 0 || text.length / 5 * 4 < n) {
+        throw new Error("malformed payload");
+      }
+      var bytes = new Uint8Array(text.length / 5 * 4);
+      for (var i = 0, j = 0; i < text.length; i += 5, j += 4) {
+        var v = 0;
+        for (var m = 0; m < 5; m++) {
+          var c = text.charCodeAt(i + m);
+          var d = c < 128 ? digit[c] : -1;
+          if (d < 0) {
+            throw new Error("malformed payload");
+          }
+          v = v * 85 + d;
+        }
+        bytes[j] = v >>> 24 & 255;
+        bytes[j + 1] = v >>> 16 & 255;
+        bytes[j + 2] = v >>> 8 & 255;
+        bytes[j + 3] = v & 255;
+      }
+      var stream = new Blob([bytes.subarray(0, n)]).stream().pipeThrough(new DecompressionStream("gzip"));
       return new Response(stream).text();
     } catch (e) {
       return Promise.reject(e);
@@ -199,10 +233,9 @@ function (cfg, option) {
     });
   }
 
-  function loadURL(name, ec) {
-    var url = cfg.urls[name];
-    var offline = name + " could not be loaded from " + url +
-      ": charts need network access, or set CONVEXNN_ASSETS to a local copy (make setup fetches one)";
+  /* Loads the library from urls[name]; offline is the error when that fails. */
+  function loadURL(name, ec, urls, offline) {
+    var url = urls[name];
     function tag() {
       if (name === "echarts-gl" && ec && !globalECharts()) {
         window.echarts = ec;
@@ -219,7 +252,7 @@ function (cfg, option) {
     }
     var r = amdRequire();
     if (r && (name === "echarts" || G.amd)) {
-      return viaRequire(r, name).then(function (mod) {
+      return viaRequire(r, name, urls).then(function (mod) {
         if (name === "echarts") {
           if (!mod || typeof mod.init !== "function") {
             throw new Error("require('echarts') did not return echarts");
@@ -236,7 +269,63 @@ function (cfg, option) {
     return tag();
   }
 
-  function waitLoaded(name) {
+  /* @besideDir */
+
+  function besideURLs() {
+    var dir = besideDir(cfg.beside);
+    return { "echarts": dir + "echarts.min.js", "echarts-gl": dir + "echarts-gl.min.js" };
+  }
+
+  /* A library left out of this output: an earlier output of the page has it
+   * (or will), or the copy next to the page does. */
+  function fromElsewhere(name) {
+    if (!cfg.beside) {
+      return waitLoaded(name, null);
+    }
+    G.beside = G.beside || {};
+    var b = G.beside[name];
+    if (!b) {
+      var urls = besideURLs();
+      var depFailed = false;
+      var dep = (name === "echarts-gl" ? need("echarts") : Promise.resolve(null)).catch(function (e) {
+        depFailed = true;
+        throw e;
+      });
+      b = dep.then(function (ec) {
+        var p = G[name];
+        if (p && typeof p.then === "function") {
+          return p;
+        }
+        var got = check(name, ec);
+        if (got) {
+          return got;
+        }
+        return loadURL(name, ec, urls, "its copy " + urls[name] + " could not be loaded");
+      });
+      b.depFailed = function () {
+        return depFailed;
+      };
+      G.beside[name] = b;
+      b.then(function (lib) {
+        if (!G[name]) {
+          G[name] = Promise.resolve(lib);
+        }
+      }, function () {
+        delete G.beside[name];
+      });
+    }
+    return b.catch(function (e) {
+      // echarts-gl waits for echarts, which has waited already.
+      if (b.depFailed()) {
+        throw e;
+      }
+      return waitLoaded(name, e);
+    });
+  }
+
+  /* Waits for an earlier (or slower) output to load the library; besideErr is
+   * why its copy next to the page did not load, if that was tried. */
+  function waitLoaded(name, besideErr) {
     return new Promise(function (resolve, reject) {
       var tries = 0;
       (function poll() {
@@ -256,7 +345,10 @@ function (cfg, option) {
           return;
         }
         if (++tries > 100) {
-          reject(new Error(name + " is not loaded on this page: this output was rendered with OmitAssets, " +
+          reject(new Error(besideErr ?
+            name + " is not on this page and " + message(besideErr) + ": run the cell of the notebook's " +
+            "first chart again, or keep the folder " + cfg.beside + " next to the notebook (or the exported page)" :
+            name + " is not loaded on this page: this output was rendered with OmitAssets, " +
             "so an earlier output must load it (render a chart without OmitAssets first)"));
           return;
         }
@@ -271,14 +363,16 @@ function (cfg, option) {
       return p;
     }
     var ready = name === "echarts" ? globalECharts() : (hasGL() ? globalECharts() : null);
+    var embedded = cfg.payload && cfg.payload[name];
     if (ready) {
       p = Promise.resolve(ready);
-    } else if (cfg.mode === "omit") {
-      return waitLoaded(name);
+    } else if (!embedded && cfg.mode !== "url") {
+      return fromElsewhere(name);
     } else {
       var dep = name === "echarts-gl" ? need("echarts") : Promise.resolve(null);
       p = dep.then(function (ec) {
-        return cfg.mode === "embed" ? loadEmbedded(name, ec) : loadURL(name, ec);
+        return embedded ? loadEmbedded(name, ec) : loadURL(name, ec, cfg.urls, name + " could not be loaded from " +
+          cfg.urls[name] + ": charts need network access, or set CONVEXNN_ASSETS to a local copy (make setup fetches one)");
       });
       // A failed load is forgotten, so that a later output may try again,
       // but its error is kept for the outputs without the library

@@ -6,12 +6,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -292,11 +296,24 @@ func TestScriptSafe(t *testing.T) {
 			t.Errorf("scriptSafe(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	if strings.Contains(loaderJS, "</") || strings.Contains(loaderJS, "<!--") {
-		t.Error("loader.js contains </ or <!--")
+	for name, src := range map[string]string{"loader.js": loaderJS, "stub.js": stubJS, "beside.js": besideJS, "assembled loader": loaderMin, "assembled stub": stubMin} {
+		if strings.Contains(src, "</") || strings.Contains(src, "<!--") {
+			t.Errorf("%s contains </ or <!--", name)
+		}
+		// minifyJS would cut a string holding a comment marker.
+		for _, lit := range regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`).FindAllString(src, -1) {
+			if strings.Contains(lit, "/*") || strings.Contains(lit, "*/") {
+				t.Errorf("%s has a string with a comment marker: %s", name, lit)
+			}
+		}
 	}
-	if !strings.HasPrefix(strings.TrimSpace(loaderJS), "function (cfg, option) {") {
+	if !strings.HasPrefix(strings.TrimSpace(loaderJS), "function load(cfg, option) {") {
 		t.Error("loader.js is not a function expression")
+	}
+	for name, src := range map[string]string{"loader": loaderMin, "stub": stubMin} {
+		if strings.Contains(src, besideMarker) || !strings.Contains(src, "function besideDir(folder)") {
+			t.Errorf("the %s was not assembled with beside.js", name)
+		}
 	}
 }
 
@@ -537,8 +554,8 @@ func fakeAssets(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		echartsFile:   "window.echarts = {init: function () {}}; // fake echarts </script>",
-		echartsGLFile: "window['echarts-gl'] = {}; // fake echarts-gl",
+		ECharts.file():   "window.echarts = {init: function () {}}; // fake echarts </script>",
+		EChartsGL.file(): "window['echarts-gl'] = {}; // fake echarts-gl",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -547,33 +564,82 @@ func fakeAssets(t *testing.T) string {
 	return dir
 }
 
-var payloadRE = regexp.MustCompile(`"(echarts|echarts-gl)":"([A-Za-z0-9+/=]+)"`)
-
 // payloadsOf returns the library files embedded in a snippet's script.
 func payloadsOf(t *testing.T, script string) map[string]string {
 	t.Helper()
-	i := strings.Index(script, `"payload":{`)
+	i := strings.Index(script, `{"version":`)
 	if i < 0 {
+		t.Fatal("no loader configuration in the script")
+	}
+	var cfg loaderConfig
+	if err := json.NewDecoder(strings.NewReader(strings.ReplaceAll(script[i:], `<\!--`, `<!--`))).Decode(&cfg); err != nil {
+		t.Fatalf("loader configuration: %v", err)
+	}
+	if len(cfg.Payload) == 0 {
 		return nil
 	}
-	j := strings.Index(script[i:], "}")
 	got := map[string]string{}
-	for _, m := range payloadRE.FindAllStringSubmatch(script[i:i+j], -1) {
-		raw, err := base64.StdEncoding.DecodeString(m[2])
+	for name, p := range cfg.Payload {
+		raw, err := unz85(p)
 		if err != nil {
-			t.Fatalf("%s payload: %v", m[1], err)
+			t.Fatalf("%s payload: %v", name, err)
 		}
 		zr, err := gzip.NewReader(bytes.NewReader(raw))
 		if err != nil {
-			t.Fatalf("%s payload: %v", m[1], err)
+			t.Fatalf("%s payload: %v", name, err)
 		}
 		b, err := io.ReadAll(zr)
 		if err != nil {
-			t.Fatalf("%s payload: %v", m[1], err)
+			t.Fatalf("%s payload: %v", name, err)
 		}
-		got[m[1]] = string(b)
+		got[name] = string(b)
 	}
 	return got
+}
+
+// unz85 decodes a payload: length, colon, Z85 text.
+func unz85(p string) ([]byte, error) {
+	n, text, ok := strings.Cut(p, ":")
+	if !ok {
+		return nil, errors.New("no length")
+	}
+	size, err := strconv.Atoi(n)
+	if err != nil || len(text)%5 != 0 || len(text)/5*4 < size {
+		return nil, fmt.Errorf("length %q for %d characters", n, len(text))
+	}
+	out := make([]byte, 0, len(text)/5*4)
+	for i := 0; i < len(text); i += 5 {
+		var v uint64
+		for _, c := range []byte(text[i : i+5]) {
+			d := strings.IndexByte(z85Alphabet, c)
+			if d < 0 {
+				return nil, fmt.Errorf("character %q is not Z85", c)
+			}
+			v = v*85 + uint64(d)
+		}
+		if v >= 1<<32 {
+			return nil, errors.New("group out of range")
+		}
+		out = append(out, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return out[:size], nil
+}
+
+func TestZ85(t *testing.T) {
+	// RFC 32's test vector.
+	if got := z85([]byte{0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B}); got != "HelloWorld" {
+		t.Errorf("z85 = %q, want HelloWorld", got)
+	}
+	for n := 0; n < 40; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(251*i + 7*n)
+		}
+		got, err := unz85(strconv.Itoa(n) + ":" + z85(b))
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%d bytes: round trip %v, %v", n, got, err)
+		}
+	}
 }
 
 func TestEmbeddedAssets(t *testing.T) {
@@ -604,7 +670,7 @@ func TestEmbeddedAssets(t *testing.T) {
 	}
 
 	// A changed file is read again.
-	if err := os.WriteFile(filepath.Join(dir, echartsFile), []byte("window.echarts = {init: function () {}}; // version 2, longer"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ECharts.file()), []byte("window.echarts = {init: function () {}}; // version 2, longer"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h, err = figs["line"].HTML(Assets{Dir: dir}, HTMLOptions{})
@@ -614,6 +680,83 @@ func TestEmbeddedAssets(t *testing.T) {
 	_, script = parts(t, h)
 	if got := payloadsOf(t, script); !strings.Contains(got["echarts"], "version 2") {
 		t.Errorf("changed asset not reloaded: %q", got["echarts"])
+	}
+}
+
+// TestEmbedOnce checks HTMLOptions.Embed and Beside: a library the page has
+// already is left out, with the folder of its copy named, and WriteBeside
+// puts the copies there once.
+func TestEmbedOnce(t *testing.T) {
+	dir := fakeAssets(t)
+	figs := testFigures(t)
+	asked := map[Library]int{}
+	have := map[Library]bool{ECharts: true}
+	o := HTMLOptions{Beside: BesideDir, Embed: func(l Library) bool { asked[l]++; return !have[l] }}
+	h, err := figs["surface"].HTML(Assets{Dir: dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, script := parts(t, h)
+	got := payloadsOf(t, script)
+	if len(got) != 1 || got["echarts-gl"] == "" {
+		t.Errorf("3-D payload with echarts on the page = %v, want echarts-gl only", got)
+	}
+	if asked[ECharts] != 1 || asked[EChartsGL] != 1 {
+		t.Errorf("Embed asked %v, want each library once", asked)
+	}
+	if !strings.Contains(script, `"beside":"`+BesideDir+`"`) {
+		t.Error("a snippet that leaves a library out does not name the folder of its copy")
+	}
+	h, err = figs["line"].HTML(Assets{Dir: dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, script = parts(t, h); len(payloadsOf(t, script)) != 0 {
+		t.Error("2-D snippet carries echarts though the page has it")
+	}
+	if strings.Contains(script, "function load(cfg, option)") || !strings.Contains(script, `"`+loaderFile()+`"`) {
+		t.Error("a snippet that carries no library carries the loader instead of the stub")
+	}
+	// Embedding everything names no folder.
+	h, err = figs["line"].HTML(Assets{Dir: dir}, HTMLOptions{Beside: BesideDir, Embed: func(Library) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, script = parts(t, h); strings.Contains(script, `"beside"`) {
+		t.Error("a snippet that carries its libraries names a folder")
+	}
+	for _, bad := range []string{"../x", "/abs", "a b", `x"y`, "a//b"} {
+		if _, err := figs["line"].HTML(Assets{Dir: dir}, HTMLOptions{Beside: bad, OmitAssets: true}); err == nil {
+			t.Errorf("no error for Beside %q", bad)
+		}
+	}
+
+	page := t.TempDir()
+	if err := WriteBeside(Assets{Dir: dir}, page); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Library{ECharts, EChartsGL} {
+		want, _ := os.ReadFile(filepath.Join(dir, l.file()))
+		got, err := os.ReadFile(filepath.Join(page, BesideDir, l.file()))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("copy of %s: %v, equal %v", l, err, bytes.Equal(got, want))
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(page, BesideDir, loaderFile())); err != nil || string(got) != loaderFileJS() {
+		t.Errorf("copy of the loader: %v", err)
+	}
+	st, _ := os.Stat(filepath.Join(page, BesideDir, ECharts.file()))
+	if err := WriteBeside(Assets{Dir: dir}, page); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(filepath.Join(page, BesideDir, ECharts.file())); !os.SameFile(st, st2) {
+		t.Error("an unchanged copy was written again")
+	}
+	if err := WriteBeside(Assets{BaseURL: DefaultBaseURL}, page); err == nil {
+		t.Error("no error for WriteBeside without local assets")
+	}
+	if err := WriteBeside(Assets{Dir: filepath.Join(dir, "missing")}, page); err == nil || !strings.Contains(err.Error(), "make setup") {
+		t.Errorf("WriteBeside from a missing folder: %v, want an error naming make setup", err)
 	}
 }
 
@@ -631,7 +774,7 @@ func TestMissingAssets(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, echartsFile), []byte("x"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ECharts.file()), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := figs["line"].HTML(Assets{Dir: dir}, HTMLOptions{}); err != nil {
@@ -641,7 +784,7 @@ func TestMissingAssets(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for a missing echarts-gl.min.js")
 	}
-	for _, w := range []string{filepath.Join(dir, echartsGLFile), "make setup", "CONVEXNN_ASSETS"} {
+	for _, w := range []string{filepath.Join(dir, EChartsGL.file()), "make setup", "CONVEXNN_ASSETS"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not mention %q", err, w)
 		}

@@ -22,7 +22,11 @@ import (
 // (embedded, with RequireJS on the page and outputs inserted the way classic
 // Jupyter does), url.html and url-require.html (assets loaded by URL), and
 // broken.html and broken-require.html (a URL that fails, showing the error
-// message).
+// message); once.html and once-require.html (each library embedded in the
+// first output that needs it and left out of the others, as in a notebook),
+// beside.html and beside-require.html (no output carries a library: they load
+// the copies that WriteBeside put next to the page), and nowhere.html (no
+// output carries a library and there is no copy: every chart says so).
 // writeSmokePages writes the smoke pages into out, taking echarts, echarts-gl and require.js from assets.
 func writeSmokePages(t *testing.T, out, assets string) {
 	t.Helper()
@@ -40,30 +44,51 @@ func writeSmokePages(t *testing.T, out, assets string) {
 	url := Assets{BaseURL: "file://" + absAssets}
 	broken := Assets{BaseURL: "file://" + filepath.Join(absAssets, "missing")}
 
+	if err := WriteBeside(embed, out); err != nil {
+		t.Fatal(err)
+	}
 	pages := []struct {
 		name    string
 		a       Assets
 		require bool // RequireJS in <head>
 		jupyter bool // insert outputs like classic Jupyter: scripts run before the output is attached
+		once    bool // each library embedded in the first output that needs it only
+		beside  string
 	}{
-		{"index.html", embed, false, false},
-		{"require.html", embed, true, true},
-		{"url.html", url, false, false},
-		{"url-require.html", url, true, true},
-		{"broken.html", broken, false, false},
-		{"broken-require.html", broken, true, true},
+		{name: "index.html", a: embed},
+		{name: "require.html", a: embed, require: true, jupyter: true},
+		{name: "url.html", a: url},
+		{name: "url-require.html", a: url, require: true, jupyter: true},
+		{name: "broken.html", a: broken},
+		{name: "broken-require.html", a: broken, require: true, jupyter: true},
+		{name: "once.html", a: embed, once: true, beside: "missing-assets"},
+		{name: "once-require.html", a: embed, require: true, jupyter: true, once: true, beside: "missing-assets"},
+		{name: "beside.html", a: embed, beside: BesideDir},
+		{name: "beside-require.html", a: embed, require: true, jupyter: true, beside: BesideDir},
+		{name: "nowhere.html", a: embed, beside: "missing-assets"},
 	}
 	for _, p := range pages {
 		var snippets []string
+		embedded := map[Library]bool{}
 		for _, f := range figs {
-			s, err := f(p.a, HTMLOptions{})
+			o := HTMLOptions{Beside: p.beside}
+			if p.beside != "" {
+				o.Embed = func(l Library) bool {
+					if !p.once || embedded[l] {
+						return false
+					}
+					embedded[l] = true
+					return true
+				}
+			}
+			s, err := f(p.a, o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			snippets = append(snippets, s)
 		}
 		// A live-update style output reusing the library.
-		s, err := figs[0](p.a, HTMLOptions{OmitAssets: true, NoStatic: true})
+		s, err := figs[0](p.a, HTMLOptions{OmitAssets: true, NoStatic: true, Beside: p.beside})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,6 +48,7 @@ import (
 	"runtime/debug"
 
 	"github.com/convexnn/convexnn/internal/nbrun"
+	checkout "github.com/convexnn/convexnn/internal/repo"
 )
 
 const usage = `usage:
@@ -117,7 +118,7 @@ func notebooks(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	repo, err := nbrun.RepoRoot()
+	repo, err := checkout.Root()
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/convexnn/convexnn/plots"
 )
 
 // Options configures a run.
@@ -208,23 +210,8 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Notebook: notebook, Executed: filepath.Join(outAbs, base+".ipynb"), HTML: filepath.Join(outAbs, base+".html")}
-	run := func(args ...string) error {
-		cmd := exec.CommandContext(ctx, o.Python, append([]string{"-m", "nbconvert"}, args...)...)
-		cmd.Env = env
-		cmd.Dir = filepath.Dir(abs)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			tail := stderr.String()
-			if len(tail) > 4000 {
-				tail = tail[len(tail)-4000:]
-			}
-			return fmt.Errorf("nbrun: nbconvert %s on %s: %v\n%s", args[0], notebook, err, tail)
-		}
-		return nil
-	}
-	if err := run("--to", "notebook", "--execute", "--allow-errors",
+	res := &Result{Notebook: notebook, Executed: filepath.Join(outAbs, base+".ipynb")}
+	if err := nbconvert(ctx, o.Python, env, filepath.Dir(abs), "--to", "notebook", "--execute", "--allow-errors",
 		"--ExecutePreprocessor.kernel_name=convexnn",
 		fmt.Sprintf("--ExecutePreprocessor.timeout=%d", int(o.Timeout.Seconds())),
 		"--output-dir", outAbs, "--output", base, abs); err != nil {
@@ -235,21 +222,59 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 		return nil, err
 	}
 	res.Errors = CellErrors(filepath.Base(notebook), nb)
-	if err := linkAssets(o.Repo, outAbs); err != nil {
-		return nil, err
-	}
-	if err := run("--to", "html",
-		"--HTMLExporter.require_js_url=assets/require.js",
-		"--HTMLExporter.mathjax_url=assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-		"--output-dir", outAbs, "--output", base, res.Executed); err != nil {
+	if res.HTML, err = Export(ctx, res.Executed, o); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
 	return res, nil
 }
 
+// nbconvert runs python -m nbconvert args in dir.
+func nbconvert(ctx context.Context, python string, env []string, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, python, append([]string{"-m", "nbconvert"}, args...)...)
+	cmd.Env = env
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		tail := stderr.String()
+		if len(tail) > 4000 {
+			tail = tail[len(tail)-4000:]
+		}
+		return fmt.Errorf("nbrun: nbconvert %s on %s: %v\n%s", args[0], args[len(args)-1], err, tail)
+	}
+	return nil
+}
+
+// Export converts an executed notebook to HTML next to it, with require.js,
+// MathJax and the chart libraries (for charts that leave them to the page)
+// in folders next to it, and returns the HTML's path. Only o.Repo and
+// o.Python are used.
+func Export(ctx context.Context, executed string, o Options) (string, error) {
+	if o.Python == "" {
+		o.Python = "/usr/bin/python3"
+	}
+	abs, err := filepath.Abs(executed)
+	if err != nil {
+		return "", err
+	}
+	dir, base := filepath.Dir(abs), strings.TrimSuffix(filepath.Base(abs), ".ipynb")
+	if err := linkAssets(o.Repo, dir); err != nil {
+		return "", err
+	}
+	if err := nbconvert(ctx, o.Python, os.Environ(), dir, "--to", "html",
+		"--HTMLExporter.require_js_url=assets/require.js",
+		"--HTMLExporter.mathjax_url=assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+		"--output-dir", dir, "--output", base, abs); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, base+".html"), nil
+}
+
 // linkAssets makes out/assets point at the offline copies of require.js and
-// MathJax that the exported HTML references.
+// MathJax that the exported HTML references, and writes the chart libraries
+// and loader to out/convexnn-assets (plots.WriteBeside), for the charts that
+// leave them to the page (cvx embeds each library once per notebook).
 func linkAssets(repo, out string) error {
 	src := filepath.Join(repo, ".cache", "assets")
 	if _, err := os.Stat(filepath.Join(src, "require.js")); err != nil {
@@ -260,11 +285,17 @@ func linkAssets(repo, out string) error {
 		return err
 	}
 	dst := filepath.Join(out, "assets")
-	if cur, err := os.Readlink(dst); err == nil && cur == abs {
-		return nil
+	if cur, err := os.Readlink(dst); err != nil || cur != abs {
+		os.Remove(dst)
+		if err := os.Symlink(abs, dst); err != nil {
+			return err
+		}
 	}
-	os.Remove(dst)
-	return os.Symlink(abs, dst)
+	// An older run linked this folder to the assets.
+	if st, err := os.Lstat(filepath.Join(out, plots.BesideDir)); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		os.Remove(filepath.Join(out, plots.BesideDir))
+	}
+	return plots.WriteBeside(plots.Assets{Dir: abs}, out)
 }
 
 // List returns the notebooks in dir, sorted by name.
@@ -277,25 +308,4 @@ func List(dir string) ([]string, error) {
 		return nil, fmt.Errorf("nbrun: no notebooks in %s", dir)
 	}
 	return m, nil
-}
-
-// RepoRoot returns the convexnn checkout that holds the working directory:
-// the first directory upwards with go.mod and notebooks/.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(dir, "notebooks")); err == nil {
-				return dir, nil
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run this inside the convexnn repository (no go.mod with notebooks/ above the working directory)")
-		}
-		dir = parent
-	}
 }

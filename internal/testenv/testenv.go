@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/convexnn/convexnn/internal/nbrun"
+	"github.com/convexnn/convexnn/internal/repo"
 )
 
 // RequireE2E reports whether the tests must not skip for a missing part of
@@ -25,11 +25,11 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// RepoRoot returns the checkout the test runs in (nbrun.RepoRoot), or
+// RepoRoot returns the checkout the test runs in (repo.Root), or
 // fails the test.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := nbrun.RepoRoot()
+	dir, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
