@@ -140,7 +140,8 @@ type ADMM struct {
 	// Point.CertifiedGap) every CertifyEvery iterations and after the last
 	// iteration of each Iterate call; 0 means 25, a negative value never
 	// (then Gap must be 0). A certificate costs about as much as tens of
-	// iterations on small programs, less on large ones.
+	// iterations: on Table 2 (MNIST 2 vs 8, n = 11 809, d = 785, P = 24)
+	// the first of a process about 7 s, against 0.4 s per iteration.
 	CertifyEvery int
 }
 

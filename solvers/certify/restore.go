@@ -265,78 +265,154 @@ func (c *Certifier) shift(i int, u, e, xu []float64) bool {
 }
 
 // direction returns an interior direction of pattern i's cone (every margin
-// positive), searched once per pattern and kept: from the best of the
-// pattern's mean signed direction Σ_k S_i[k] x_k/‖x_k‖ and the groups v_i, w_i
-// of the first point it is asked for, subgradient ascent on the smallest
-// normalized margin min_k (S_i[k] x_kᵀe − εN(e^f))/‖x_k‖ over the unit sphere.
-// It returns nil when none was found.
+// positive), or nil when none was found. The directions of all patterns not
+// yet searched are searched together when the first is asked for, and kept
+// (searchDirections).
 func (c *Certifier) direction(i int, wt solvers.Weights) []float64 {
-	if c.dirDone[i] {
-		return c.dirs[i]
+	if !c.dirDone[i] {
+		c.searchDirections(wt)
 	}
-	c.dirDone[i] = true
-	cands := [][]float64{make([]float64, c.d), append([]float64(nil), wt.V.RawRowView(i)...), append([]float64(nil), wt.W.RawRowView(i)...)}
-	for k := 0; k < c.n; k++ {
-		if c.xnorm[k] > 0 {
-			floats.AddScaled(cands[0], c.sgn.At(k, i)/c.xnorm[k], c.p.X.RawRowView(k))
+	return c.dirs[i]
+}
+
+// searchDirections searches an interior direction for every pattern not yet
+// searched: from the best of the pattern's mean signed direction
+// Σ_k S_i[k] x_k/‖x_k‖ and the groups v_i, w_i of wt, subgradient ascent on
+// the smallest normalized margin min_k (S_i[k] x_kᵀe − εN(e^f))/‖x_k‖ over
+// the unit sphere, at most 200 steps, until it exceeds 10⁻⁶. The patterns'
+// searches are independent; each step of all of them is one product X·Eᵀ
+// with the n×d data, read once per step instead of once per pattern and step
+// (Table 2's MNIST, n = 11 809, d = 785, 24 patterns: the first certificate of
+// an ADMM run fell from about 12.4 s to 6.9 s, the search from 13.7 s of CPU
+// time to 4.3 s).
+func (c *Certifier) searchDirections(wt solvers.Weights) {
+	var todo []int
+	for i, done := range c.dirDone {
+		if !done {
+			todo = append(todo, i)
+			c.dirDone[i] = true
 		}
 	}
-	xu := make([]float64, c.n)
-	margin := func(e []float64) (float64, int) {
+	m := len(todo)
+	if m == 0 {
+		return
+	}
+	// The candidates, three rows per pattern: the mean signed direction
+	// (row t of Wᵀ X with W[k][t] = S_i[k]/‖x_k‖), v_i and w_i.
+	w := mat.NewDense(c.n, m, nil)
+	for t, i := range todo {
+		for k := 0; k < c.n; k++ {
+			if c.xnorm[k] > 0 {
+				w.Set(k, t, c.sgn.At(k, i)/c.xnorm[k])
+			}
+		}
+	}
+	var mean mat.Dense
+	mean.Mul(w.T(), c.p.X)
+	cands := mat.NewDense(3*m, c.d, nil)
+	for t, i := range todo {
+		cands.SetRow(3*t, mean.RawRowView(t))
+		cands.SetRow(3*t+1, wt.V.RawRowView(i))
+		cands.SetRow(3*t+2, wt.W.RawRowView(i))
+	}
+	// margin returns the smallest normalized margin of row r of es under
+	// pattern i, from column r of xe = X esᵀ, and where it is.
+	margin := func(es, xe *mat.Dense, r, i int) (float64, int) {
+		e := es.RawRowView(r)
 		ne := floats.Norm(e, 2)
 		if ne == 0 {
 			return math.Inf(-1), -1
 		}
-		c.minMargin(i, e, xu)
+		var nrm float64
+		if c.eps > 0 {
+			nrm = c.eps * c.kind.Dual(e[:c.f])
+		}
 		low, arg := math.Inf(1), -1
-		for k, m := range xu {
+		for k := 0; k < c.n; k++ {
 			if c.xnorm[k] == 0 {
 				continue
 			}
-			if v := m / c.xnorm[k] / ne; v < low {
+			if v := (c.sgn.At(k, i)*xe.At(k, r) - nrm) / c.xnorm[k] / ne; v < low {
 				low, arg = v, k
 			}
 		}
 		return low, arg
 	}
-	var best []float64
-	bestM := math.Inf(-1)
-	for _, e := range cands {
-		if m, _ := margin(e); m > bestM {
-			best, bestM = e, m
+	var xc mat.Dense
+	xc.Mul(c.p.X, cands.T())
+	best := mat.NewDense(m, c.d, nil)
+	bestM := make([]float64, m)
+	found := make([]bool, m)
+	for t, i := range todo {
+		bestM[t] = math.Inf(-1)
+		for r := 3 * t; r < 3*t+3; r++ {
+			if mr, _ := margin(cands, &xc, r, i); mr > bestM[t] {
+				bestM[t] = mr
+				best.SetRow(t, cands.RawRowView(r))
+				found[t] = true
+			}
 		}
 	}
-	if best == nil {
-		return nil
+	e := mat.NewDense(m, c.d, nil)
+	active := make([]bool, m)
+	for t := range todo {
+		if !found[t] {
+			continue
+		}
+		row := e.RawRowView(t)
+		copy(row, best.RawRowView(t))
+		floats.Scale(1/floats.Norm(row, 2), row)
+		active[t] = true
 	}
-	e := append([]float64(nil), best...)
-	floats.Scale(1/floats.Norm(e, 2), e)
 	sub := make([]float64, c.f)
-	for it := 0; it < 200 && bestM <= 1e-6; it++ {
-		m, k := margin(e)
-		if m > bestM {
-			bestM = m
-			copy(best, e)
+	xe := mat.NewDense(c.n, m, nil) // X eᵀ
+	for it := 0; it < 200; it++ {
+		any := false
+		for t := range active {
+			if active[t] && bestM[t] > 1e-6 {
+				active[t] = false
+			}
+			any = any || active[t]
 		}
-		if k < 0 {
+		if !any {
 			break
 		}
-		// A subgradient of the smallest margin: S_i[k] x_k/‖x_k‖ − ε ∂N(e^f)/‖x_k‖.
+		xe.Mul(c.p.X, e.T())
 		step := 0.5 / math.Sqrt(float64(it+1))
-		floats.AddScaled(e, step*c.sgn.At(k, i)/c.xnorm[k], c.p.X.RawRowView(k))
-		if c.eps > 0 {
-			c.kind.Maximizer(sub, e[:c.f]) // a subgradient of N at e
-			floats.AddScaled(e[:c.f], -step*c.eps/c.xnorm[k], sub)
+		for t, i := range todo {
+			if !active[t] {
+				continue
+			}
+			mt, k := margin(e, xe, t, i)
+			row := e.RawRowView(t)
+			if mt > bestM[t] {
+				bestM[t] = mt
+				best.SetRow(t, row)
+			}
+			if k < 0 {
+				active[t] = false
+				continue
+			}
+			// A subgradient of the smallest margin: S_i[k] x_k/‖x_k‖ − ε ∂N(e^f)/‖x_k‖.
+			floats.AddScaled(row, step*c.sgn.At(k, i)/c.xnorm[k], c.p.X.RawRowView(k))
+			if c.eps > 0 {
+				c.kind.Maximizer(sub, row[:c.f]) // a subgradient of N at e
+				floats.AddScaled(row[:c.f], -step*c.eps/c.xnorm[k], sub)
+			}
+			floats.Scale(1/floats.Norm(row, 2), row)
 		}
-		floats.Scale(1/floats.Norm(e, 2), e)
 	}
-	if m, _ := margin(e); m > bestM {
-		bestM = m
-		copy(best, e)
+	xe.Mul(c.p.X, e.T())
+	for t, i := range todo {
+		if !found[t] {
+			continue
+		}
+		if mt, _ := margin(e, xe, t, i); mt > bestM[t] {
+			bestM[t] = mt
+			best.SetRow(t, e.RawRowView(t))
+		}
+		if bestM[t] > 0 {
+			c.dirs[i] = append([]float64(nil), best.RawRowView(t)...)
+		}
 	}
-	if !(bestM > 0) {
-		return nil
-	}
-	c.dirs[i] = best
-	return best
 }

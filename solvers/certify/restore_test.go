@@ -102,3 +102,64 @@ func TestRestoreNudgesTinyViolations(t *testing.T) {
 	}
 	t.Logf("%d groups repaired", repaired)
 }
+
+// TestDirectionsAreInterior: the interior directions searched together for
+// all patterns (searchDirections) lie strictly inside their cones, the
+// robust ones (ε > 0, every norm) included, for patterns drawn from random
+// vectors g (whose cones hold g, so a direction exists), starting from a
+// point of zeros; a later request reuses them.
+func TestDirectionsAreInterior(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	for trial := 0; trial < 30; trial++ {
+		n, d, np := 20+rng.IntN(40), 2+rng.IntN(5), 1+rng.IntN(6)
+		x := mat.NewDense(n, d, nil)
+		for k := 0; k < n; k++ {
+			for l := 0; l < d; l++ {
+				x.Set(k, l, rng.NormFloat64())
+			}
+		}
+		var pats solvers.Patterns
+		for i := 0; i < np; i++ {
+			g := make([]float64, d)
+			for l := range g {
+				g[l] = rng.NormFloat64()
+			}
+			xg := make([]float64, n)
+			mat.NewVecDense(n, xg).MulVec(x, mat.NewVecDense(d, g))
+			pat := make(solvers.Pattern, n)
+			for k, v := range xg {
+				pat[k] = v >= 0
+			}
+			pats = append(pats, pat)
+		}
+		y := make([]float64, n)
+		p := &solvers.Program{X: x, Y: y, Loss: solvers.SquaredLoss, Beta: 1e-3, D: pats}
+		pert := solvers.Perturbation{}
+		if trial%2 == 1 {
+			pert = solvers.Perturbation{Eps: 1e-3, Norm: []solvers.Norm{solvers.LInf, solvers.L2, solvers.L1}[trial%3]}
+		}
+		c, err := New(p, pert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zero := solvers.Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}
+		last := rng.IntN(np)
+		e := c.direction(last, zero)
+		for i := 0; i < np; i++ {
+			if !c.dirDone[i] {
+				t.Fatalf("trial %d: pattern %d not searched with pattern %d", trial, i, last)
+			}
+			if c.dirs[i] == nil {
+				t.Errorf("trial %d (ε = %g): no interior direction for pattern %d", trial, pert.Eps, i)
+				continue
+			}
+			m := make([]float64, n)
+			if low := c.minMargin(i, c.dirs[i], m); !(low > 0) {
+				t.Errorf("trial %d (ε = %g): pattern %d's direction has margin %g", trial, pert.Eps, i, low)
+			}
+		}
+		if again := c.direction(last, zero); &again[0] != &e[0] {
+			t.Errorf("trial %d: the direction was searched again", trial)
+		}
+	}
+}
