@@ -31,23 +31,10 @@ func benchTen(b *testing.B, name string, P, epochs int) {
 	src := data.Source{Dir: testenv.SharedData(b)}
 	for range b.N {
 		start := time.Now()
-		load := data.MNIST
-		if name == "fashion-mnist" {
-			load = data.FashionMNIST
-		}
-		a, t, err := load(context.Background(), src)
+		tr, te, err := data.TenClasses(context.Background(), name, src, data.TenClassOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		tr, err := a.Multiclass()
-		if err != nil {
-			b.Fatal(err)
-		}
-		te, err := t.Multiclass()
-		if err != nil {
-			b.Fatal(err)
-		}
-		tr, te = tr.ScalePixels(), te.ScalePixels()
 		prob := Multiclass(tr.X, tr.Y, 10).Bias().SamplePatterns(P, 1)
 		gp, _, err := prob.GatedProgram()
 		if err != nil {

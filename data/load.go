@@ -134,3 +134,55 @@ func Mammographic(ctx context.Context, src Source) (*Table, error) {
 	}
 	return readFile(p, func(f *os.File) (*Table, error) { return ReadMammographic(f) })
 }
+
+// TenClassOptions trims the sets TenClasses returns: Train and Test keep
+// that many images, a uniform random subset in their original order (seeds
+// 1 and 2), 0 keeping all; Side > 0 resizes the images to Side×Side by area
+// averaging (Set.Resize).
+type TenClassOptions struct {
+	Train, Test int
+	Side        int
+}
+
+// TenClasses returns MNIST ("mnist") or Fashion-MNIST ("fashion-mnist")
+// with all ten classes (Y the class index 0–9, Classes their names) and
+// pixels scaled to [0, 1], training and test sets trimmed by o: the data of
+// the ten-class experiments (notebook 14, the multi-class benchmarks).
+func TenClasses(ctx context.Context, name string, src Source, o TenClassOptions) (train, test *Set, err error) {
+	var load func(context.Context, Source) (*Images, *Images, error)
+	switch name {
+	case "mnist":
+		load = MNIST
+	case "fashion-mnist":
+		load = FashionMNIST
+	default:
+		return nil, nil, fmt.Errorf("data: TenClasses(%q): the ten-class sets are \"mnist\" and \"fashion-mnist\"", name)
+	}
+	if o.Train < 0 || o.Test < 0 || o.Side < 0 {
+		return nil, nil, fmt.Errorf("data: TenClasses(%q, %+v): the sizes must not be negative", name, o)
+	}
+	a, b, err := load(ctx, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	sets := [2]*Set{}
+	for k, im := range []*Images{a, b} {
+		s, err := im.Multiclass()
+		if err != nil {
+			return nil, nil, err
+		}
+		s = s.ScalePixels()
+		if m := [2]int{o.Train, o.Test}[k]; m > 0 {
+			if s, err = s.Subsample(m, uint64(k+1)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if o.Side > 0 {
+			if s, err = s.Resize(o.Side, o.Side); err != nil {
+				return nil, nil, err
+			}
+		}
+		sets[k] = s
+	}
+	return sets[0], sets[1], nil
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/convexnn/convexnn/internal/testenv"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestPaperHoldsOutWhenNoTestRecords: a CIFAR folder with training records
@@ -91,6 +92,57 @@ func TestPaperMammographicIsStandardizedOnTraining(t *testing.T) {
 	for _, y := range sp.Test.Y {
 		if y != 0 && y != 1 {
 			t.Fatalf("0/1 labels requested, got %v", y)
+		}
+	}
+}
+
+// TestTenClasses checks the ten-class sets: classes 0–9 with their names,
+// pixels in [0, 1], the trims, and the errors.
+func TestTenClasses(t *testing.T) {
+	src := Source{Dir: testenv.SharedData(t), Offline: true}
+	tr, te, err := TenClasses(context.Background(), "fashion-mnist", src, TenClassOptions{Train: 300, Test: 100, Side: 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    *Set
+		rows int
+	}{{tr, 300}, {te, 100}} {
+		n, d := c.s.X.Dims()
+		if n != c.rows || d != 196 || len(c.s.Y) != n {
+			t.Fatalf("%s: %d×%d with %d labels, want %d×196", c.s.Name, n, d, len(c.s.Y), c.rows)
+		}
+		if len(c.s.Classes) != 10 || c.s.Classes[8] != "bag" {
+			t.Errorf("%s: classes %v", c.s.Name, c.s.Classes)
+		}
+		seen := map[float64]bool{}
+		for _, y := range c.s.Y {
+			if y != float64(int(y)) || y < 0 || y > 9 {
+				t.Fatalf("%s: label %v", c.s.Name, y)
+			}
+			seen[y] = true
+		}
+		if len(seen) < 9 {
+			t.Errorf("%s: only %d classes among %d rows", c.s.Name, len(seen), n)
+		}
+		lo, hi := mat.Min(c.s.X), mat.Max(c.s.X)
+		if lo < 0 || hi > 1 || hi < 0.5 {
+			t.Errorf("%s: pixels in [%v, %v], want within [0, 1]", c.s.Name, lo, hi)
+		}
+	}
+	full, _, err := TenClasses(context.Background(), "mnist", src, TenClassOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, d := full.X.Dims(); n != 60000 || d != 784 {
+		t.Errorf("full MNIST: %d×%d", n, d)
+	}
+	for _, bad := range []struct {
+		name string
+		o    TenClassOptions
+	}{{"cifar", TenClassOptions{}}, {"mnist", TenClassOptions{Train: -1}}, {"mnist", TenClassOptions{Side: 40}}} {
+		if _, _, err := TenClasses(context.Background(), bad.name, src, bad.o); err == nil {
+			t.Errorf("TenClasses(%q, %+v): no error", bad.name, bad.o)
 		}
 	}
 }

@@ -429,6 +429,27 @@ func TestInterruptingACellSavesTheLastStep(t *testing.T) {
 	t.Logf("interrupted after iteration %d; the next cell resumed there", r.SavedIteration)
 }
 
+// TestMulticlassNetworkFileScoresLikeTheNetwork reads the executed notebook
+// 14: the accuracy of the network loaded from its file, on raw test rows,
+// must be the network's own (a file that re-scaled already scaled rows once
+// printed 8 % against 85 %).
+func TestMulticlassNetworkFileScoresLikeTheNetwork(t *testing.T) {
+	nb := readExecuted(t, "14-multiclass.ipynb")
+	re := regexp.MustCompile(`test accuracy through the file ([0-9.]+) % \(the network itself: ([0-9.]+) %\)`)
+	found := false
+	for _, c := range nb.Cells {
+		if m := re.FindStringSubmatch(cellText(c)); m != nil {
+			found = true
+			if m[1] != m[2] {
+				t.Errorf("through the file %s %%, the network itself %s %%", m[1], m[2])
+			}
+		}
+	}
+	if !found {
+		t.Error("notebook 14 printed no accuracy through the network file")
+	}
+}
+
 // TestChartsFailWhenAssetsUnreachable is the negative of the rendering test:
 // the same check on a chart whose echarts source cannot be reached must
 // report a problem, and the chart must say so in place.
