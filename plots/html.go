@@ -69,25 +69,25 @@ const (
 )
 
 // The chart loader (loader.js), the stub that calls it where the page has it
-// (stub.js), and the function both use to find the folder next to the page
-// (beside.js, put in place of their "/* @besideDir */").
+// (stub.js), and the functions both use (shared.js: the folder next to the
+// page, the error shown in a chart; put in place of their "/* @shared */").
 var (
 	//go:embed loader.js
 	loaderJS string
 	//go:embed stub.js
 	stubJS string
-	//go:embed beside.js
-	besideJS string
+	//go:embed shared.js
+	sharedJS string
 )
 
 // loaderMin and stubMin are the loader and the stub as snippets carry them:
 // assembled, without comments, indentation and blank lines.
 var (
-	loaderMin = minifyJS(strings.Replace(loaderJS, besideMarker, besideJS, 1))
-	stubMin   = minifyJS(strings.Replace(stubJS, besideMarker, besideJS, 1))
+	loaderMin = minifyJS(strings.Replace(loaderJS, sharedMarker, sharedJS, 1))
+	stubMin   = minifyJS(strings.Replace(stubJS, sharedMarker, sharedJS, 1))
 )
 
-const besideMarker = "/* @besideDir */"
+const sharedMarker = "/* @shared */"
 
 // loaderVersion names this build's loader on a page
 // (window.__convexnnLoaders) and in its copy next to the page (loaderFile).

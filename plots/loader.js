@@ -45,32 +45,7 @@ function load(cfg, option) {
   }
 
   function fail(msg) {
-    console.error(PREFIX + msg);
-    whenAttached(function (el) {
-      if (el.querySelector(".convexnn-chart-error")) {
-        return;
-      }
-      var box = document.createElement("div");
-      box.className = "convexnn-chart-error";
-      box.setAttribute("role", "alert");
-      box.style.cssText = "flex:0 0 auto;box-sizing:border-box;margin:0;padding:8px 12px;" +
-        "font:14px/1.4 sans-serif;color:#7a1010;background:#fdecea;border:1px solid #e0a0a0;" +
-        "border-radius:4px;overflow-wrap:anywhere;white-space:normal;";
-      box.textContent = msg;
-      el.style.display = "flex";
-      el.style.flexDirection = "column";
-      var img = el.querySelector("img.convexnn-static");
-      if (img) {
-        img.style.display = "block";
-        img.style.flex = "1 1 0";
-        img.style.minHeight = "0";
-        img.style.height = "auto";
-      } else {
-        el.style.height = "auto";
-        el.style.minHeight = "0";
-      }
-      el.insertBefore(box, el.firstChild);
-    });
+    showError(cfg.id, msg);
   }
 
   function globalECharts() {
@@ -269,7 +244,7 @@ function load(cfg, option) {
     return tag();
   }
 
-  /* @besideDir */
+  /* @shared */
 
   function besideURLs() {
     var dir = besideDir(cfg.beside);

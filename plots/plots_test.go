@@ -296,7 +296,7 @@ func TestScriptSafe(t *testing.T) {
 			t.Errorf("scriptSafe(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-	for name, src := range map[string]string{"loader.js": loaderJS, "stub.js": stubJS, "beside.js": besideJS, "assembled loader": loaderMin, "assembled stub": stubMin} {
+	for name, src := range map[string]string{"loader.js": loaderJS, "stub.js": stubJS, "shared.js": sharedJS, "assembled loader": loaderMin, "assembled stub": stubMin} {
 		if strings.Contains(src, "</") || strings.Contains(src, "<!--") {
 			t.Errorf("%s contains </ or <!--", name)
 		}
@@ -311,8 +311,8 @@ func TestScriptSafe(t *testing.T) {
 		t.Error("loader.js is not a function expression")
 	}
 	for name, src := range map[string]string{"loader": loaderMin, "stub": stubMin} {
-		if strings.Contains(src, besideMarker) || !strings.Contains(src, "function besideDir(folder)") {
-			t.Errorf("the %s was not assembled with beside.js", name)
+		if strings.Contains(src, sharedMarker) || !strings.Contains(src, "function besideDir(folder)") || !strings.Contains(src, "function showError(id, msg)") {
+			t.Errorf("the %s was not assembled with shared.js", name)
 		}
 	}
 }

@@ -18,7 +18,7 @@ function (version, file, cfg, option) {
     return;
   }
   var queue = Q[version] = [[cfg, option]];
-  /* @besideDir */
+  /* @shared */
   var url = besideDir(cfg.beside) + file;
 
   function flush(load) {
@@ -29,26 +29,9 @@ function (version, file, cfg, option) {
   }
   function fail(msg) {
     delete Q[version];
-    console.error("convexnn/plots: " + msg);
     queue.forEach(function (call) {
-      var tries = 0;
-      (function show() {
-        var el = document.getElementById(call[0].id);
-        if (!el) {
-          if (++tries <= 600) {
-            setTimeout(show, 50);
-          }
-          return;
-        }
-        var box = document.createElement("div");
-        box.className = "convexnn-chart-error";
-        box.setAttribute("role", "alert");
-        box.style.cssText = "box-sizing:border-box;padding:8px 12px;font:14px/1.4 sans-serif;color:#7a1010;" +
-          "background:#fdecea;border:1px solid #e0a0a0;border-radius:4px;white-space:normal;";
-        box.textContent = msg + (el.querySelector("img.convexnn-static") ? "; below is a static view instead" : "");
-        el.style.height = "auto";
-        el.insertBefore(box, el.firstChild);
-      })();
+      showError(call[0].id, msg + (document.querySelector("#" + call[0].id + " img.convexnn-static") ?
+        "; below is a static view instead" : ""));
     });
   }
   /* An output that carries the loader may still come (outputs re-run out of

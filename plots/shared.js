@@ -1,0 +1,62 @@
+  /* Shared by loader.js and stub.js (plots puts this file in place of their
+   * "@shared" marker comment). */
+
+  /* The URL of the folder next to the page that holds the chart libraries
+   * and the loader (plots.WriteBeside): in the classic Notebook the folder
+   * next to the notebook, served under files/; elsewhere relative to the
+   * page, as for an HTML export saved next to its notebook. */
+  function besideDir(folder) {
+    var dir = folder + "/";
+    var b = document.body;
+    var nb = b && b.getAttribute("data-notebook-path");
+    var base = b && b.getAttribute("data-base-url");
+    if (nb !== null && nb !== undefined && base !== null && base !== undefined) {
+      if (base.charAt(base.length - 1) !== "/") {
+        base += "/";
+      }
+      dir = base + "files/" + nb.slice(0, nb.lastIndexOf("/") + 1) + dir;
+    }
+    return dir;
+  }
+
+  /* Shows msg in the chart element with id (once it is on the page: classic
+   * Jupyter runs an output's scripts before it attaches the output), above
+   * the static image when there is one; console.error logs it too. */
+  function showError(id, msg) {
+    console.error("convexnn/plots: " + msg);
+    var tries = 0;
+    (function show() {
+      var el = document.getElementById(id);
+      if (!el) {
+        if (++tries <= 600) {
+          setTimeout(show, 50);
+        } else {
+          console.error("convexnn/plots: chart element #" + id + " never appeared on the page");
+        }
+        return;
+      }
+      if (el.querySelector(".convexnn-chart-error")) {
+        return;
+      }
+      var box = document.createElement("div");
+      box.className = "convexnn-chart-error";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "flex:0 0 auto;box-sizing:border-box;margin:0;padding:8px 12px;" +
+        "font:14px/1.4 sans-serif;color:#7a1010;background:#fdecea;border:1px solid #e0a0a0;" +
+        "border-radius:4px;overflow-wrap:anywhere;white-space:normal;";
+      box.textContent = msg;
+      el.style.display = "flex";
+      el.style.flexDirection = "column";
+      var img = el.querySelector("img.convexnn-static");
+      if (img) {
+        img.style.display = "block";
+        img.style.flex = "1 1 0";
+        img.style.minHeight = "0";
+        img.style.height = "auto";
+      } else {
+        el.style.height = "auto";
+        el.style.minHeight = "0";
+      }
+      el.insertBefore(box, el.firstChild);
+    })();
+  }
