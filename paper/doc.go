@@ -9,8 +9,7 @@
 // (AdvRegression), and the side-by-side benchmarks against Debian's cvxopt
 // (BenchCVXOPT) and PyTorch (BenchTorch).
 //
-//	e, _ := paper.Lookup("table5-cifar-adv")
-//	t, _ := paper.StartTable(ctx, e, paper.NotebookSize(), 1, cvx.RunDir(cvx.StateDir()), "table5.json")
+//	t, _ := paper.NotebookTable(ctx, "table5-cifar-adv", paper.NotebookSize(), true) // or StartTable, ResumeTable
 //	t.Train(ctx, os.Stdout, "GD-std", "GD-PGD")   // rows cell by cell; results saved as they finish
 //	res := t.Result()                            // means over runs, the paper's table beside
 package paper

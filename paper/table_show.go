@@ -10,29 +10,53 @@ import (
 	"github.com/convexnn/convexnn/plots"
 )
 
-// ShowTable is notebook 10's cell for Tables 2 and 3: it trains
-// back-propagation and ADMM on the experiment name (as convexnn reproduce
-// does: Lookup) at size, for every seed at SizePaper and seed 1 otherwise,
-// validating after every iteration (epoch), keeping the runs in
-// cvx.StateDir(); then shows our table beside the paper's and the learning
-// curves of run 1: the training objective and the validation accuracy
-// against wall time, set-up included (the ADMM curve starts flat, at the zero
-// network's loss n/2, for its set-up). Progress lines go to out. Cancelling
-// ctx stops training after the last finished epoch, which is kept.
-func ShowTable(ctx context.Context, name string, size Size, out io.Writer) error {
+// NotebookTable opens the table experiment name (Lookup) at size for a
+// notebook: one run (seed 1) at the smaller sizes and every seed of the
+// paper's at SizePaper, with its runs and results kept in cvx.StateDir()
+// (results as <name>.json). fresh starts it afresh (StartTable: the results
+// of an earlier execution are discarded); otherwise it continues where an
+// earlier cell stopped (ResumeTable).
+func NotebookTable(ctx context.Context, name string, size Size, fresh bool) (*Table, error) {
 	e, err := Lookup(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	runs := 1
 	if size == SizePaper {
 		runs = e.Setup(size).Runs
 	}
+	open := ResumeTable
+	if fresh {
+		open = StartTable
+	}
 	dir := cvx.StateDir()
-	t, err := StartTable(ctx, e, size, runs, cvx.RunDir(dir), filepath.Join(dir, name+".json"))
+	return open(ctx, e, size, runs, cvx.RunDir(dir), filepath.Join(dir, name+".json"))
+}
+
+// RunsNote says what the table's figures are over: "one run (seed 1)" or
+// "mean and (standard deviation) over N runs".
+func (t *Table) RunsNote() string {
+	if t.Runs > 1 {
+		return fmt.Sprintf("mean and (standard deviation) over %d runs", t.Runs)
+	}
+	return "one run (seed 1)"
+}
+
+// ShowTable is notebook 10's cell for Tables 2 and 3: it trains
+// back-propagation and ADMM on the experiment name (as convexnn reproduce
+// does) in the notebook's table (NotebookTable, afresh), validating after
+// every iteration (epoch); then shows our table beside the paper's and the
+// learning curves of run 1: the training objective and the validation
+// accuracy against wall time, set-up included (the ADMM curve starts flat,
+// at the zero network's loss n/2, for its set-up). Progress lines go to out.
+// Cancelling ctx stops training after the last finished epoch, which is
+// kept.
+func ShowTable(ctx context.Context, name string, size Size, out io.Writer) error {
+	t, err := NotebookTable(ctx, name, size, true)
 	if err != nil {
 		return err
 	}
+	e := t.Experiment
 	s := t.Settings
 	n, d := t.Sets.Train.Dims()
 	fmt.Fprintf(out, "%s: %d training images (d = %d), %d validation images; P_s = %d, %d ADMM iterations (ρ = %g, γ_a = %g, β = %g), back-prop %d epochs; %d run(s)\n",
@@ -45,12 +69,7 @@ func ShowTable(ctx context.Context, name string, size Size, out io.Writer) error
 	}
 	res := t.Result()
 	head, rows := res.TableRows()
-	caption := fmt.Sprintf("%s, ours: %d training images, P_s = %d; ", e.Name, n, s.Ps)
-	if t.Runs > 1 {
-		caption += fmt.Sprintf("mean and (standard deviation) over %d runs", t.Runs)
-	} else {
-		caption += "one run (seed 1)"
-	}
+	caption := fmt.Sprintf("%s, ours: %d training images, P_s = %d; %s", e.Name, n, s.Ps, t.RunsNote())
 	if err := cvx.Table(caption, head, rows); err != nil {
 		return err
 	}
