@@ -88,3 +88,72 @@ func (a AdvRegression) Fit(t int, eps float64) (sol *cvx.Solution, mse float64, 
 	mse, err = cvx.MSE(sol.Network, test.X, test.Y)
 	return sol, mse, note, err
 }
+
+// AdvSweep is fig. exp_sl's comparison (AdvRegression.Sweep): standard
+// convex training on StdTrials trials against the robust program eq. (SOCP3)
+// at every radius on the first RobTrials of them.
+type AdvSweep struct {
+	// Std[t−1] is trial t's standard test MSE; StdMean and StdSD are their
+	// mean and standard deviation, PairedMean their mean over the trials
+	// the robust program ran on.
+	Std                        []float64
+	StdMean, StdSD, PairedMean float64
+	// For each radius Eps[k]: the robust test MSE's mean and standard
+	// deviation over the trials, and in how many of them it beat the
+	// standard one on the same data.
+	Eps, RobMean, RobSD []float64
+	Wins                []int
+	// Notes are the fits that kept a stalled interior-point iterate (Fit).
+	Notes []string
+}
+
+// Best returns the radius of the lowest robust mean test MSE and that MSE.
+func (s *AdvSweep) Best() (eps, mse float64) {
+	for k, m := range s.RobMean {
+		if k == 0 || m < mse {
+			eps, mse = s.Eps[k], m
+		}
+	}
+	return eps, mse
+}
+
+// Sweep runs fig. exp_sl's comparison at a's settings.
+func (a AdvRegression) Sweep() (*AdvSweep, error) {
+	if a.RobTrials > a.StdTrials || a.RobTrials < 1 {
+		return nil, fmt.Errorf("paper: %d robust trials against %d standard ones: the paired column needs 1 ≤ RobTrials ≤ StdTrials", a.RobTrials, a.StdTrials)
+	}
+	s := &AdvSweep{}
+	note := func(n string) {
+		if n != "" {
+			s.Notes = append(s.Notes, n)
+		}
+	}
+	for t := 1; t <= a.StdTrials; t++ {
+		_, mse, n, err := a.Fit(t, 0)
+		if err != nil {
+			return nil, err
+		}
+		note(n)
+		s.Std = append(s.Std, mse)
+	}
+	s.StdMean, s.StdSD = MeanSD(s.Std)
+	s.PairedMean, _ = MeanSD(s.Std[:a.RobTrials])
+	for _, e := range a.Epsilons {
+		var m []float64
+		wins := 0
+		for t := 1; t <= a.RobTrials; t++ {
+			_, mse, n, err := a.Fit(t, e)
+			if err != nil {
+				return nil, err
+			}
+			note(n)
+			m = append(m, mse)
+			if mse < s.Std[t-1] {
+				wins++
+			}
+		}
+		mean, sd := MeanSD(m)
+		s.Eps, s.RobMean, s.RobSD, s.Wins = append(s.Eps, e), append(s.RobMean, mean), append(s.RobSD, sd), append(s.Wins, wins)
+	}
+	return s, nil
+}
