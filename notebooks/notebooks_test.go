@@ -129,7 +129,7 @@ func TestNotebooksExecuteWithoutErrors(t *testing.T) {
 var minCharts = map[string]int{
 	"00-quickstart.ipynb":                5,
 	"01-admm-convergence.ipynb":          6,
-	"02-practical-convex-training.ipynb": 2,
+	"02-practical-convex-training.ipynb": 3,
 	"03-mammographic.ipynb":              2,
 	"04-scp.ipynb":                       3,
 	"05-bce-rbcd.ipynb":                  2,

@@ -30,32 +30,22 @@
       if (!el) {
         if (++tries <= 600) {
           setTimeout(show, 50);
-        } else {
-          console.error("convexnn/plots: chart element #" + id + " never appeared on the page");
         }
         return;
       }
       if (el.querySelector(".convexnn-chart-error")) {
         return;
       }
-      var box = document.createElement("div");
+      var box = document.createElement("div"), img = el.querySelector("img.convexnn-static");
       box.className = "convexnn-chart-error";
       box.setAttribute("role", "alert");
-      box.style.cssText = "flex:0 0 auto;box-sizing:border-box;margin:0;padding:8px 12px;" +
-        "font:14px/1.4 sans-serif;color:#7a1010;background:#fdecea;border:1px solid #e0a0a0;" +
-        "border-radius:4px;overflow-wrap:anywhere;white-space:normal;";
+      box.style.cssText = "padding:8px 12px;font:14px/1.4 sans-serif;color:#7a1010;background:#fdecea;" +
+        "border:1px solid #e0a0a0;border-radius:4px;overflow-wrap:anywhere";
       box.textContent = msg;
-      el.style.display = "flex";
-      el.style.flexDirection = "column";
-      var img = el.querySelector("img.convexnn-static");
+      el.style.height = "auto";
       if (img) {
         img.style.display = "block";
-        img.style.flex = "1 1 0";
-        img.style.minHeight = "0";
         img.style.height = "auto";
-      } else {
-        el.style.height = "auto";
-        el.style.minHeight = "0";
       }
       el.insertBefore(box, el.firstChild);
     })();

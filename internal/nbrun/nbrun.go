@@ -199,6 +199,7 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 		"JUPYTER_PATH="+filepath.Join(o.Repo, ".cache", "jupyter"),
 		"CONVEXNN_SIZE="+o.Size,
 		"CONVEXNN_STATE_DIR="+stateDir,
+		"CONVEXNN_HEADLESS=1", // no front-end: explorers show their start chart (cvx.Explorer)
 		"GOPROXY=off",
 	)
 	env = append(env, o.Env...)
