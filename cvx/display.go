@@ -130,10 +130,21 @@ func report(err error) {
 		return
 	}
 	if InNotebook() {
-		display(`<pre style="color:#b00020;white-space:pre-wrap;border-left:3px solid #b00020;padding-left:8px">` + html.EscapeString(err.Error()) + `</pre>`)
+		display(errorHTML(err))
 		return
 	}
 	fmt.Fprintln(stderr, err)
+}
+
+// errorHTML is an error as a notebook output shows it (red; the headless
+// runner, internal/nbrun, names a cell with such an output as failed).
+func errorHTML(err error) string {
+	return `<pre style="color:#b00020;white-space:pre-wrap;border-left:3px solid #b00020;padding-left:8px">` + html.EscapeString(err.Error()) + `</pre>`
+}
+
+// statusHTML is the status line under a live chart (Progress, Explorer).
+func statusHTML(line string) string {
+	return `<div class="convexnn-status" style="font-family:monospace;font-size:12px">` + html.EscapeString(line) + `</div>`
 }
 
 // note shows an informational message: a grey line in a notebook, a line
@@ -247,10 +258,10 @@ func (p *Progress) render(line string, fig func() (*plots.Figure, error), withAs
 			body, err = f.HTML(a, o)
 		}
 		if err != nil {
-			body = `<pre style="color:#b00020">` + html.EscapeString(err.Error()) + `</pre>`
+			body = errorHTML(err)
 		} else if withAssets {
 			p.assetsSent = true
 		}
 	}
-	gonbui.UpdateHTML(p.id, body+`<div class="convexnn-status" style="font-family:monospace;font-size:12px">`+html.EscapeString(line)+`</div>`)
+	gonbui.UpdateHTML(p.id, body+statusHTML(line))
 }

@@ -148,7 +148,7 @@ func (e *Explorer) Run() (*Explored, error) {
 		if err != nil {
 			return "", err
 		}
-		return h + `<div class="convexnn-status" style="font-family:monospace;font-size:12px">` + html.EscapeString(f.line) + `</div>`, nil
+		return h + statusHTML(f.line), nil
 	}
 	first, err := render(e.Start, true)
 	if err != nil {
@@ -247,7 +247,7 @@ func (e *Explorer) Run() (*Explored, error) {
 			}
 			body, err := render(i, false)
 			if err != nil {
-				body = `<pre style="color:#b00020">` + html.EscapeString(err.Error()) + `</pre>`
+				body = errorHTML(err)
 			} else {
 				res.Last = i
 			}
