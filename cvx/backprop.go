@@ -1,7 +1,6 @@
 package cvx
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -130,7 +129,7 @@ func (b Backprop) options(p *Problem) (backprop.Options, error) {
 	}, nil
 }
 
-func (b Backprop) open(p *Problem, saved json.RawMessage) (engine, error) {
+func (b Backprop) open(p *Problem, saved []byte) (engine, error) {
 	if p.conv != nil || p.bn || p.twoHidden > 0 {
 		return nil, errors.New("cvx: Backprop trains the fully connected two-layer network; back-propagation of the CNN, batch-normalized and two-hidden-layer architectures is not available yet")
 	}

@@ -2,7 +2,6 @@ package cvx
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -259,7 +258,7 @@ type generalEngine struct {
 	gap   float64
 }
 
-func (a ADMM) openGeneral(p *Problem, saved json.RawMessage) (engine, error) {
+func (a ADMM) openGeneral(p *Problem, saved []byte) (engine, error) {
 	if p.robust() {
 		return nil, errors.New("cvx: robust CNN training is solved by cvx.Solve (its dense interior-point program), not ADMM")
 	}

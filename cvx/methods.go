@@ -1,10 +1,12 @@
 package cvx
 
 import (
-	"encoding/json"
+	"bytes"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
@@ -15,7 +17,7 @@ import (
 
 // ---- FISTA on the sampled convex program of neurons (eq. SCP2) ----
 
-func (f FISTA) open(p *Problem, saved json.RawMessage) (engine, error) {
+func (f FISTA) open(p *Problem, saved []byte) (engine, error) {
 	if f.Tol < 0 {
 		return nil, fmt.Errorf("cvx: FISTA{Tol: %v}: tolerance must be ≥ 0", f.Tol)
 	}
@@ -265,7 +267,7 @@ func (a ADMM) options(inner Inner) admm.Options {
 	return o
 }
 
-func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
+func (a ADMM) open(p *Problem, saved []byte) (engine, error) {
 	if err := p.refuseGated("ADMM"); err != nil {
 		return nil, err
 	}
@@ -276,39 +278,58 @@ func (a ADMM) open(p *Problem, saved json.RawMessage) (engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	prog, err := p.Convex()
-	if err != nil {
-		return nil, err
-	}
+	// The saved state decodes while the program is built.
 	var st admm.State
+	decoded := make(chan error, 1)
 	if saved != nil {
 		if st, err = admm.NewState(inner); err != nil {
 			return nil, err
 		}
-		if err := decodeState(saved, st); err != nil {
-			return nil, err
-		}
+		go func() { decoded <- decodeState(saved, st) }()
+	} else {
+		decoded <- nil
+	}
+	prog, err := p.Convex()
+	if derr := <-decoded; err == nil {
+		err = derr
+	}
+	if err != nil {
+		return nil, err
 	}
 	var pert solvers.Perturbation
 	if p.robust() {
 		pert = p.Perturbation()
 	}
-	solver, err := admm.New(prog, pert, inner, a.options(inner), st)
+	o := a.options(inner)
+	o.DataDigest = p.dataDigest()
+	solver, err := admm.New(prog, pert, inner, o, st)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := certify.New(prog, pert)
-	if err != nil {
-		return nil, err
-	}
-	// Along a run the certifier keeps its multipliers between calls, so a
-	// few refinement steps per certificate accumulate; they keep its cost
-	// near that of a few iterations.
-	cert.Refine = certifyRefine
-	e := &admmEngine{solver: solver, prog: prog, cert: cert, every: a.certifyEvery(), gap: a.Gap}
+	e := &admmEngine{solver: solver, prog: prog, every: a.certifyEvery(), gap: a.Gap, certReady: make(chan struct{})}
 	if p.robust() {
 		e.pert = &pert
 	}
+	if e.every < 0 {
+		close(e.certReady)
+		return e, nil
+	}
+	// The certifier's set-up (|X|, row norms, ‖X‖₂) is not needed before
+	// the first certificate: it starts with the first iteration and runs
+	// beside it, so that a cell continuing a run starts iterating sooner.
+	e.startCert = sync.OnceFunc(func() {
+		go func() {
+			defer close(e.certReady)
+			e.cert, e.certErr = certify.New(prog, pert)
+			if e.cert != nil {
+				// Along a run the certifier keeps its multipliers
+				// between calls, so a few refinement steps per
+				// certificate accumulate; they keep its cost near that
+				// of a few iterations.
+				e.cert.Refine = certifyRefine
+			}
+		}()
+	})
 	return e, nil
 }
 
@@ -321,10 +342,14 @@ type admmEngine struct {
 	// objective is then solvers.RobustObjective.
 	pert *solvers.Perturbation
 	// cert certifies iterates every `every` iterations (never when
-	// negative); gap > 0 is ADMM.Gap.
-	cert  *certify.Certifier
-	every int
-	gap   float64
+	// negative), once certReady is closed (certErr: it could not be set
+	// up); gap > 0 is ADMM.Gap.
+	cert      *certify.Certifier
+	certErr   error
+	certReady chan struct{}
+	startCert func() // sets cert up in the background, once
+	every     int
+	gap       float64
 }
 
 // certify fills pt's bounds from the certificate of the current iterate
@@ -333,6 +358,11 @@ type admmEngine struct {
 func (e *admmEngine) certify(pt *Point, last bool) error {
 	if e.every < 0 || (!last && pt.Iter%e.every != 0) {
 		return nil
+	}
+	e.startCert()
+	<-e.certReady
+	if e.certErr != nil {
+		return e.certErr
 	}
 	b, err := e.cert.Bound(e.solver.Weights(), admm.Hint(e.solver))
 	if err != nil {
@@ -348,6 +378,9 @@ func (e *admmEngine) reached(pt Point) bool {
 }
 
 func (e *admmEngine) step() Point {
+	if e.startCert != nil {
+		e.startCert()
+	}
 	st := e.solver.Step()
 	e.last = st
 	return Point{Iter: st.Iter, Objective: st.ConvexObjective, Nonconvex: st.NonconvexObjective, Gap: st.Gap,
@@ -372,7 +405,7 @@ func (e *admmEngine) network() (*Network, error) { return e.solver.Network() }
 func (e *admmEngine) converged(Point) bool       { return e.solver.Converged(e.last) }
 
 // savedState decodes a solver's saved state, or returns nil for none.
-func savedState[S any](saved json.RawMessage) (*S, error) {
+func savedState[S any](saved []byte) (*S, error) {
 	if saved == nil {
 		return nil, nil
 	}
@@ -380,9 +413,9 @@ func savedState[S any](saved json.RawMessage) (*S, error) {
 	return st, decodeState(saved, st)
 }
 
-// decodeState decodes a solver's saved state into st.
-func decodeState(saved json.RawMessage, st any) error {
-	if err := json.Unmarshal(saved, st); err != nil {
+// decodeState decodes a solver's saved state (encodeSolver) into st.
+func decodeState(saved []byte, st any) error {
+	if err := gob.NewDecoder(bytes.NewReader(saved)).Decode(st); err != nil {
 		return fmt.Errorf("solver state is corrupt (%v)", err)
 	}
 	return nil

@@ -70,6 +70,10 @@ type pathFile struct {
 
 const pathFormat = "convexnn-path"
 
+// pathVersion is the version of the path file format (2: the problem's
+// fingerprint hashes the data with CRCs instead of SHA-256).
+const pathVersion = 2
+
 // Path solves the gated problem's regularization path (see PathOptions),
 // showing it live, and keeps its progress in StateDir under name: running
 // the cell again continues after the last finished point (a point cut
@@ -89,7 +93,7 @@ func (d RunDir) Path(ctx context.Context, name string, p *Problem, o PathOptions
 }
 
 func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions) (*PathResult, error) {
-	path, err := d.statePath(name + ".path")
+	path, err := d.statePath(name+".path", ".json")
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +139,11 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 		}
 	}
 	fp := pathFingerprint(p, o.Solve)
-	st := &pathFile{Format: pathFormat, Version: StateVersion, Fingerprint: fp, Betas: betas}
+	st := &pathFile{Format: pathFormat, Version: pathVersion, Fingerprint: fp, Betas: betas}
 	var start gated.Weights
 	if raw, err := os.ReadFile(path); err == nil {
 		var old pathFile
-		if err := json.Unmarshal(raw, &old); err != nil || old.Format != pathFormat || old.Version != StateVersion {
+		if err := json.Unmarshal(raw, &old); err != nil || old.Format != pathFormat || old.Version != pathVersion {
 			return nil, fmt.Errorf("cvx: saved path %s is corrupt or of another version: remove it to start afresh", path)
 		}
 		if old.Fingerprint != fp || !slices.Equal(old.Betas, betas) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/convexnn/convexnn/internal/floatbits"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"gonum.org/v1/gonum/mat"
@@ -67,6 +68,25 @@ type Problem struct {
 	classes int
 	groups  Groups
 	err     error
+	// digest memoizes dataDigest, designed the design matrix.
+	digest   uint64
+	designed *designMemo
+}
+
+// dataDigest is a digest of X, y and how the program's data derives from
+// them (bias, batch normalization), computed once (floatbits): the data
+// part of the fingerprint, and the key of set-up products a saved run
+// keeps (admm.Gram).
+func (p *Problem) dataDigest() uint64 {
+	if p.digest == 0 {
+		raw := p.x.RawMatrix()
+		n, d := p.x.Dims()
+		dg := floatbits.NewDigest()
+		dg.WriteBytes([]byte(fmt.Sprintf("%016x|%v|%v|", floatbits.Rows(raw.Data, n, d, raw.Stride), p.bias, p.bn)))
+		dg.Write(p.y)
+		p.digest = max(dg.Sum64(), 1)
+	}
+	return p.digest
 }
 
 // Classify starts a binary classification problem on the rows of X (n×d) with
@@ -112,7 +132,7 @@ func (p *Problem) Beta(beta float64) *Problem {
 }
 
 // Bias appends a column of ones to X, giving every hidden neuron a bias.
-func (p *Problem) Bias() *Problem { p.bias = true; return p }
+func (p *Problem) Bias() *Problem { p.bias, p.digest, p.designed = true, 0, nil; return p }
 
 // Squared selects the squared loss ½‖ŷ − y‖².
 func (p *Problem) Squared() *Problem { p.loss = Squared; return p }
@@ -272,7 +292,7 @@ func (p *Problem) BatchNorm() *Problem {
 	if p.err == nil {
 		p.basis, p.err = batchnorm.NewBasis(p.x)
 	}
-	p.bn = true
+	p.bn, p.digest, p.designed = true, 0, nil
 	return p
 }
 
@@ -303,7 +323,32 @@ func (p *Problem) design() *mat.Dense {
 	if !p.bias {
 		return p.x
 	}
-	return solvers.WithOnes(p.x)
+	p.prefetchDesign()
+	<-p.designed.done
+	return p.designed.x
+}
+
+// designMemo is the design matrix [X 1] of a problem with a bias, computed
+// once.
+type designMemo struct {
+	done chan struct{}
+	x    *mat.Dense
+}
+
+// prefetchDesign starts computing the design matrix [X 1] in the
+// background, once: Run's set-up asks for it first thing, so that it is
+// built on the second core while the saved state is read and checked.
+func (p *Problem) prefetchDesign() {
+	if p.designed != nil || !p.bias || p.bn || p.x == nil {
+		return
+	}
+	m := &designMemo{done: make(chan struct{})}
+	p.designed = m
+	x := p.x
+	go func() {
+		defer close(m.done)
+		m.x = solvers.WithOnes(x)
+	}()
 }
 
 // Summary describes a problem in a saved state, to say why a state does not
@@ -398,13 +443,9 @@ func (p *Problem) fingerprint(method string) string {
 	if p.twoHidden > 0 {
 		fmt.Fprintf(h, "twohidden|%d|", p.twoHidden)
 	}
-	for i := 0; i < n; i++ {
-		for j := 0; j < d; j++ {
-			put(p.x.At(i, j))
-		}
-	}
-	for _, v := range p.y {
-		put(v)
-	}
+	// The data are hashed by CRCs (floatbits.Digest): a fingerprint tells a
+	// saved run's problem from another one a user built, and SHA-256 took
+	// 0.2 s on Table 2's 74 MB.
+	fmt.Fprintf(h, "|%016x", p.dataDigest())
 	return fmt.Sprintf("%x", h.Sum(nil)[:16])
 }

@@ -2,7 +2,6 @@ package cvx
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -20,7 +19,7 @@ import (
 // activation patterns (SamplePatterns, ExactPatterns).
 type Method interface {
 	method() string
-	open(p *Problem, saved json.RawMessage) (engine, error)
+	open(p *Problem, saved []byte) (engine, error)
 }
 
 // engine is a method at work on one problem.
@@ -160,12 +159,13 @@ func (r *Run) init(dir RunDir, resume bool) error {
 	if r.meth == nil {
 		return errors.New("cvx: no method given (for example cvx.FISTA{} or cvx.ADMM{})")
 	}
-	path, err := dir.statePath(r.Name)
+	path, err := dir.statePath(r.Name, ".state")
 	if err != nil {
 		return err
 	}
+	r.prob.prefetchDesign()
 	r.path = path
-	var saved json.RawMessage
+	var saved []byte
 	if resume {
 		s, err := loadState(path)
 		switch {
@@ -223,7 +223,7 @@ func (r *Run) Save() error {
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(st)
+	raw, err := encodeSolver(st)
 	if err != nil {
 		return err
 	}

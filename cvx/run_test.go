@@ -2,8 +2,8 @@ package cvx
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -66,7 +66,7 @@ func TestResumeContinuesExactly(t *testing.T) {
 		for _, e := range ents {
 			names = append(names, e.Name())
 		}
-		t.Fatalf("state directory holds %v, want only whole.json (no temporary files)", names)
+		t.Fatalf("state directory holds %v, want only whole.state (no temporary files)", names)
 	}
 }
 
@@ -89,17 +89,35 @@ func TestResumeRefusesOtherProblemVersionAndCorruptState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	json.Unmarshal(raw, &m)
-	m["version"] = 99
-	bumped, _ := json.Marshal(m)
+	bumped := bytes.Replace(raw, []byte(fmt.Sprintf("convexnn-run-state v%d\n", StateVersion)), []byte("convexnn-run-state v99\n"), 1)
+	if bytes.Equal(bumped, raw) {
+		t.Fatal("the state file does not start with its format and version")
+	}
 	os.WriteFile(r.Path(), bumped, 0o644)
 	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "v99") || !strings.Contains(err.Error(), fmt.Sprintf("v%d", StateVersion)) {
 		t.Fatalf("resume of a v99 state: %v", err)
 	}
 	os.WriteFile(r.Path(), raw[:len(raw)/2], 0o644)
-	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "not a convexnn run state") {
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "is corrupt") {
 		t.Fatalf("resume of a truncated state: %v", err)
+	}
+	flipped := bytes.Clone(raw)
+	flipped[len(flipped)/2] ^= 4
+	os.WriteFile(r.Path(), flipped, 0o644)
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("resume of a state with a flipped bit: %v", err)
+	}
+	os.WriteFile(r.Path(), []byte(`{"format":"something else"}`), 0o644)
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "not a convexnn run state") {
+		t.Fatalf("resume of a foreign file: %v", err)
+	}
+	// A run saved in format v1 (JSON, name.json) is refused by its
+	// version, not silently started afresh.
+	os.Remove(r.Path())
+	v1 := strings.TrimSuffix(r.Path(), ".state") + ".json"
+	os.WriteFile(v1, []byte(`{"format":"convexnn-run-state","version":1,"name":"r"}`), 0o644)
+	if err := Resume("r", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "format v1") {
+		t.Fatalf("resume of a v1 state: %v", err)
 	}
 	if err := Resume("bad/name", testProblem(t, 30, 20), FISTA{}).Err(); err == nil || !strings.Contains(err.Error(), "run name") {
 		t.Fatalf("bad name: %v", err)
@@ -193,7 +211,7 @@ func TestSIGINTSavesState(t *testing.T) {
 	if s.Err() != nil || s.Iter() != iter || len(s.History()) != iter {
 		t.Fatalf("saved state has iteration %d (%v), child stopped at %d", s.Iter(), s.Err(), iter)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "sig.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "sig.state")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -30,7 +30,7 @@ func Paper(ctx context.Context, name string, src Source, l Labels) (*Split, erro
 	if !ok {
 		return nil, fmt.Errorf("data: unknown paper data set %q; known: %v", name, PaperSets())
 	}
-	sp, err := p.build(ctx, src, l)
+	sp, err := src.cachedBuild(fmt.Sprintf("%s-labels%d", name, int(l)), func(src Source) (*Split, error) { return p.build(ctx, src, l) })
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: %w", name, err)
 	}

@@ -51,6 +51,12 @@ type Source struct {
 	// take longer than a second; nil means os.Stderr. Use io.Discard to
 	// silence it.
 	Progress io.Writer
+	// NoPrepared turns off the prepared-set cache of Paper (Cache/prepared:
+	// the built matrices, reused while this package's code and the source
+	// files are unchanged; see prepared.go).
+	NoPrepared bool
+
+	used *fileLog // records the files a build reads (the prepared-set cache)
 }
 
 // DefaultSource returns the Source with Dir from $CONVEXNN_DATA (empty when
@@ -109,6 +115,7 @@ func (s Source) Fetch(ctx context.Context, f File) (string, error) {
 		p := filepath.Join(s.Dir, local)
 		err := verifyFile(p, f)
 		if err == nil {
+			s.used.add(p)
 			return p, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -125,6 +132,7 @@ func (s Source) Fetch(ctx context.Context, f File) (string, error) {
 	p := filepath.Join(cache, local)
 	cacheErr := verifyFile(p, f)
 	if cacheErr == nil {
+		s.used.add(p)
 		return p, nil
 	}
 	corrupt := !errors.Is(cacheErr, fs.ErrNotExist)
@@ -140,6 +148,7 @@ func (s Source) Fetch(ctx context.Context, f File) (string, error) {
 		}
 		return "", &missingError{s: s, cache: cache, f: f, err: err}
 	}
+	s.used.add(p)
 	return p, nil
 }
 
@@ -424,6 +433,15 @@ func sizeProblem(got, want int64) string {
 // by size and SHA-256; of other files in Dir, which have no published
 // checksum, only that their size is a whole number of records.
 func (s Source) CIFARFiles(ctx context.Context) (train, test []string, err error) {
+	train, test, err = s.cifarFiles(ctx)
+	if err == nil {
+		s.used.add(train...)
+		s.used.add(test...)
+	}
+	return train, test, err
+}
+
+func (s Source) cifarFiles(ctx context.Context) (train, test []string, err error) {
 	if s.Dir != "" {
 		train, test, found, err := cifarFromDir(s.Dir)
 		if found || err != nil {

@@ -3,6 +3,7 @@ package solvers
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -128,10 +129,23 @@ func ArgmaxRows(f *mat.Dense) []float64 {
 func WithOnes(x *mat.Dense) *mat.Dense {
 	n, d := x.Dims()
 	a := mat.NewDense(n, d+1, nil)
-	for k := 0; k < n; k++ {
-		row := a.RawRowView(k)
-		copy(row, x.RawRowView(k))
-		row[d] = 1
+	// Two halves at once on large data: most of the time goes to the
+	// first touch of the new memory (Table 2's 74 MB: 50 ms alone).
+	fill := func(k0, k1 int) {
+		for k := k0; k < k1; k++ {
+			row := a.RawRowView(k)
+			copy(row, x.RawRowView(k))
+			row[d] = 1
+		}
 	}
+	if n*d < 1<<20 {
+		fill(0, n)
+		return a
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); fill(0, n/2) }()
+	fill(n/2, n)
+	wg.Wait()
 	return a
 }

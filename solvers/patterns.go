@@ -127,6 +127,7 @@ func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored boo
 	n, d := x.Dims()
 	// Draws in batches: row j of G is a_h, row j of Z = G Xᵀ is (X a_h)ᵀ.
 	batch := max(1, min(1024, (1<<20)/n, maxDraws))
+
 	g := mat.NewDense(batch, d, nil)
 	z := mat.NewDense(batch, n, nil)
 	rng := rand.New(rand.NewPCG(seed, patSampleStream))
@@ -137,6 +138,12 @@ func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored boo
 	draws := 0
 	for draws < maxDraws && len(out) < p {
 		b := min(batch, maxDraws-draws)
+		if draws == 0 && !anchored {
+			// At least p draws are needed, and on large data about p
+			// suffice: the first batch need not be larger (without anchors
+			// the draws, and so the patterns, do not depend on batches).
+			b = min(b, p)
+		}
 		for j := 0; j < b; j++ {
 			row := g.RawRowView(j)
 			for i := range row {
@@ -313,13 +320,5 @@ func patCheckMatrix(name string, x *mat.Dense) error {
 	if x.IsEmpty() {
 		return fmt.Errorf("solvers: %s is empty", name)
 	}
-	r, c := x.Dims()
-	for i := 0; i < r; i++ {
-		for j, v := range x.RawRowView(i)[:c] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("solvers: %s[%d,%d] is %v", name, i, j, v)
-			}
-		}
-	}
-	return nil
+	return CheckFinite("solvers: "+name, x)
 }

@@ -105,7 +105,7 @@ func (p *Program) Validate() error {
 	}
 	if p.Bias {
 		for k := 0; k < n; k++ {
-			if p.X.At(k, d-1) != 1 {
+			if p.X.RawRowView(k)[d-1] != 1 {
 				return fmt.Errorf("solvers: Bias is set but X[%d,%d] = %v is not 1", k, d-1, p.X.At(k, d-1))
 			}
 		}

@@ -100,3 +100,24 @@ func TestProgramValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFiniteNamesTheEntry: CheckFinite finds every non-finite entry
+// by its position, and accepts finite rows whose sum overflows.
+func TestCheckFiniteNamesTheEntry(t *testing.T) {
+	big := mat.NewDense(2, 2, []float64{1e308, 1e308, -1e308, -1e308})
+	if err := CheckFinite("X", big); err != nil {
+		t.Fatalf("finite entries refused: %v", err)
+	}
+	for _, c := range []struct {
+		v    []float64
+		want string
+	}{
+		{[]float64{1, 2, 3, math.NaN()}, "X[1,1] is NaN"},
+		{[]float64{math.Inf(1), math.Inf(-1), 0, 0}, "X[0,0] is +Inf"},
+		{[]float64{0, 0, 1e308, math.Inf(-1)}, "X[1,1] is -Inf"},
+	} {
+		if err := CheckFinite("X", mat.NewDense(2, 2, c.v)); err == nil || err.Error() != c.want {
+			t.Errorf("%v: error %v, want %q", c.v, err, c.want)
+		}
+	}
+}

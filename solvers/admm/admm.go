@@ -150,6 +150,11 @@ type Options struct {
 	// Route selects how ClosedForm and Split solve their u-update system;
 	// RBCD and Robust have no such system (Route must be RouteAuto).
 	Route Route
+	// DataDigest identifies the program's data X for the set-up's Gram
+	// matrix kept in a saved state (Gram): a caller that already holds a
+	// digest of X (a run's fingerprint) gives it, so that resuming does not
+	// hash X again; 0 means a digest of X computed here when needed.
+	DataDigest uint64
 	// Blocks, InnerMax, Phi0 and Seed are RBCD's (see RBCD); 0 means the
 	// default, and the other variants need them 0.
 	//

@@ -23,6 +23,9 @@ import (
 type ClosedFormState struct {
 	Iter                int
 	U, V, S, Lambda, Nu []float64
+	// Gram, when set, is the u-update system's Gram matrix, kept so that a
+	// resumed solver skips computing it (see Gram).
+	Gram *Gram
 }
 
 // ClosedForm is the paper's Algorithm "ADMM" (eq. 3.3a–c, scaled dual form) for
@@ -86,7 +89,6 @@ type ClosedForm struct {
 	stk   []float64 // 4P×n: rows G_j-weighted s_j, then ν_j
 	gsn   []float64 // 4P×d: Gᵀs (rows 0…2P−1), Gᵀν (rows 2P…4P−1) at the current state
 	gsNew []float64 // 4P×d: the same at the new state
-	gt    []float64 // d×4P: Gᵀ[s; ν] as the product gives it
 	gw    []float64 // split-k workspace of that product
 	vOld  []float64 // 2P×d
 	uHat  []float64 // 2P×d: α u + (1 − α) v^k when α ≠ 1 (else u itself)
@@ -113,7 +115,11 @@ func NewClosedForm(p *solvers.Program, o Options, st *ClosedFormState) (*ClosedF
 	n, d, np := p.Dims()
 	t0 := now()
 	x := p.X.RawMatrix()
-	sys, err := newSystem(x, p.D, o.Rho, o.Route, o.MaxIter)
+	var known *Gram
+	if st != nil {
+		known = st.Gram
+	}
+	sys, err := newSystem(x, p.D, o.Rho, o.Route, o.MaxIter, known, o.DataDigest)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +149,9 @@ func NewClosedForm(p *solvers.Program, o Options, st *ClosedFormState) (*ClosedF
 		}
 	}
 	a.fty = make([]float64, 2*np*d)
-	a.gt = make([]float64, 4*np*d)
-	a.gw = make([]float64, splitSize(d, 4*np, n))
-	gemmNT(1/o.Rho, sys.xt, blas64.General{Rows: np, Cols: n, Stride: n, Data: a.xu},
-		blas64.General{Rows: d, Cols: np, Stride: np, Data: a.gt}, make([]float64, splitSize(d, np, n)))
-	transpose(a.fty, a.gt[:np*d], d, np)
+	a.gw = make([]float64, splitSize(4*np, d, n))
+	gemm(blas.NoTrans, blas.NoTrans, 1/o.Rho, blas64.General{Rows: np, Cols: n, Stride: n, Data: a.xu}, x,
+		blas64.General{Rows: np, Cols: d, Stride: d, Data: a.fty[:np*d]}, make([]float64, splitSize(np, d, n)))
 	for q := 0; q < np*d; q++ {
 		a.fty[np*d+q] = -a.fty[q]
 	}
@@ -234,18 +238,17 @@ func stackG(stk, sg, s, nu []float64, n, np int) {
 }
 
 // gtStack sets dst (4P×d) to the rows of a.stk times X: G_jᵀ s_j, G_jᵀ ν_j,
-// computed as Xᵀ stkᵀ (d×4P, inner dimension n) and transposed.
+// the product stk X (inner dimension n).
 func (a *ClosedForm) gtStack(dst []float64) {
-	gemmNT(1, a.sys.xt, blas64.General{Rows: 4 * a.np, Cols: a.n, Stride: a.n, Data: a.stk},
-		blas64.General{Rows: a.d, Cols: 4 * a.np, Stride: 4 * a.np, Data: a.gt}, a.gw)
-	transpose(dst, a.gt, a.d, 4*a.np)
+	gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: 4 * a.np, Cols: a.n, Stride: a.n, Data: a.stk}, a.x,
+		blas64.General{Rows: 4 * a.np, Cols: a.d, Stride: a.d, Data: dst}, a.gw)
 }
 
 // xRows sets dst (2P×n) to the rows (X w_j)ᵀ for the 2P rows w_j of w (2P×d),
 // as the product w Xᵀ.
 func (a *ClosedForm) xRows(dst, w []float64) {
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: 2 * a.np, Cols: a.d, Stride: a.d, Data: w}, a.sys.xt,
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: 2 * a.np, Cols: a.d, Stride: a.d, Data: w}, a.x,
 		0, blas64.General{Rows: 2 * a.np, Cols: a.n, Stride: a.n, Data: dst})
 }
 
@@ -413,8 +416,11 @@ func (a *ClosedForm) Iter() int { return a.State.Iter }
 // Rho returns ρ (fixed).
 func (a *ClosedForm) Rho() float64 { return a.rho }
 
-// Checkpoint returns &a.State.
-func (a *ClosedForm) Checkpoint() State { return &a.State }
+// Checkpoint returns &a.State, with the set-up's Gram matrix.
+func (a *ClosedForm) Checkpoint() State {
+	a.State.Gram = a.sys.gramState()
+	return &a.State
+}
 
 // groupShrink sets v = prox_{thr‖·‖₂}(u + λ) = (1 − thr/‖u + λ‖₂)_+ (u + λ),
 // the group soft-threshold of the v-update (eq. vupdate), and returns ‖v‖₂.

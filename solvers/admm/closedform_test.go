@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,15 +97,15 @@ func TestADMMRoutesMatchDenseSolve(t *testing.T) {
 	}{{20, 3, 4, 0.1}, {20, 3, 4, 7}, {12, 2, 70, 0.5}, {9, 6, 3, 1e-3}} {
 		p := program(c.n, c.d, c.np, 0.1, 5)
 		x := p.X.RawMatrix()
-		wood, err := newSystem(x, p.D, c.rho, "woodbury", 0)
+		wood, err := newSystem(x, p.D, c.rho, "woodbury", 0, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cg, err := newSystem(x, p.D, c.rho, "cg", 0)
+		cg, err := newSystem(x, p.D, c.rho, "cg", 0, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir, err := newSystem(x, p.D, c.rho, "direct", 0)
+		dir, err := newSystem(x, p.D, c.rho, "direct", 0, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -623,6 +624,56 @@ func TestADMMRouteChoice(t *testing.T) {
 		w, d := routeCosts(c.n, c.d, c.np, counts)
 		if got := chooseRoute(w, d, cgCost(c.n, c.d, c.np), c.horizon); got != c.want {
 			t.Errorf("n=%d d=%d P=%d, %d iterations: chose %s (woodbury %.2g + %.2g/iter, direct %.2g + %.2g/iter), want %s", c.n, c.d, c.np, c.horizon, got, w.setup, w.iter, d.setup, d.iter, c.want)
+		}
+	}
+}
+
+// TestADMMKeptGramIsUsedOnlyForItsData: a saved state's Gram matrix M =
+// I + XᵀX is used when its digest is that of the program's X (a forged M
+// then changes the iterates, so the product was skipped), and ignored for
+// other data of the same shape, where the run equals one without it.
+func TestADMMKeptGramIsUsedOnlyForItsData(t *testing.T) {
+	a, b := program(30, 3, 5, 0.05, 7), program(30, 3, 5, 0.05, 8)
+	for _, o := range []Options{{Route: "direct"}, {Route: "cg"}, {Route: "woodbury"}} {
+		part, _ := run(t, b, o, 10)
+		st := savedState(t, part).(*ClosedFormState)
+		_, d := b.X.Dims()
+		if st.Gram == nil || st.Gram.Data == 0 || len(st.Gram.M) != d*d {
+			t.Fatalf("%s: the state keeps no Gram matrix: %+v", o.Route, st.Gram)
+		}
+		steps := func(st *ClosedFormState) []float64 {
+			s, err := NewClosedForm(b, o, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < 5; k++ {
+				s.Step()
+			}
+			return slices.Clone(s.State.V)
+		}
+		clone := func(g *Gram) *ClosedFormState {
+			c := *st
+			c.Gram = g
+			return &c
+		}
+		without := steps(clone(nil))
+		if got := steps(st); !slices.Equal(got, without) {
+			t.Fatalf("%s: resuming with the kept Gram matrix changed the iterates", o.Route)
+		}
+		other, _ := run(t, a, o, 1)
+		foreign := savedState(t, other).(*ClosedFormState).Gram
+		if foreign.Data == st.Gram.Data {
+			t.Fatal("two data sets share a digest")
+		}
+		if got := steps(clone(foreign)); !slices.Equal(got, without) {
+			t.Fatalf("%s: another data set's Gram matrix was used", o.Route)
+		}
+		forged := &Gram{Data: st.Gram.Data, M: slices.Clone(st.Gram.M)}
+		for j := 0; j < d; j++ {
+			forged.M[j*d+j] *= 2
+		}
+		if got := steps(clone(forged)); slices.Equal(got, without) {
+			t.Fatalf("%s: a Gram matrix with the data's digest was not used", o.Route)
 		}
 	}
 }

@@ -239,11 +239,7 @@ func newRobustWork(p *solvers.Program, pert solvers.Perturbation, rho float64) (
 		copy(r.x.Data[k*d:(k+1)*d], xr.Data[k*xr.Stride:k*xr.Stride+d])
 	}
 	r.xt = blas64.General{Rows: d, Cols: n, Stride: n, Data: make([]float64, d*n)}
-	for k := 0; k < n; k++ {
-		for j := 0; j < d; j++ {
-			r.xt.Data[j*n+k] = r.x.Data[k*d+j]
-		}
-	}
+	transpose(r.xt.Data, r.x.Data, n, d)
 	r.dm = make([]float64, np*n)
 	r.sg = make([]float64, np*n)
 	r.a = blas64.General{Rows: n, Cols: m, Stride: m, Data: make([]float64, n*m)}

@@ -88,6 +88,9 @@ type SplitState struct {
 	Rho                 float64
 	U, V, S, Lambda, Nu []float64
 	Q, Mu               []float64
+	// Gram, when set, is the u-update system's Gram matrix, kept so that a
+	// resumed solver skips computing it (see Gram).
+	Gram *Gram
 }
 
 // NewSplit validates p and o, factors the u-update system and starts
@@ -100,7 +103,11 @@ func NewSplit(p *solvers.Program, o Options, st *SplitState) (*Split, error) {
 	n, d, np := p.Dims()
 	t0 := now()
 	x := p.X.RawMatrix()
-	sys, err := newSystem(x, p.D, 1, o.Route, o.MaxIter)
+	var known *Gram
+	if st != nil {
+		known = st.Gram
+	}
+	sys, err := newSystem(x, p.D, 1, o.Route, o.MaxIter, known, o.DataDigest)
 	if err != nil {
 		return nil, err
 	}
@@ -167,8 +174,11 @@ func (a *Split) SetupSeconds() float64 { return a.setupSeconds }
 // Route returns the route that solves the u-update system (never RouteAuto).
 func (a *Split) Route() Route { return a.h.sys.route }
 
-// Checkpoint returns &a.State.
-func (a *Split) Checkpoint() State { return &a.State }
+// Checkpoint returns &a.State, with the set-up's Gram matrix.
+func (a *Split) Checkpoint() State {
+	a.State.Gram = a.h.sys.gramState()
+	return &a.State
+}
 
 // splitWork is the working state of Split: u, v, λ (2P×d), s, ν (2P×n),
 // q, μ (n) and the products derived from them.
@@ -265,8 +275,8 @@ func (h *splitWork) stackProduct(dst []float64) {
 
 // xRows sets h.xu (2P×n) to the rows (X w_j)ᵀ of w (2P×d).
 func (h *splitWork) xRows(w []float64) {
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas64.General{Rows: 2 * h.np, Cols: h.d, Stride: h.d, Data: w}, h.sys.xt,
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas64.General{Rows: 2 * h.np, Cols: h.d, Stride: h.d, Data: w}, h.x,
 		0, blas64.General{Rows: 2 * h.np, Cols: h.n, Stride: h.n, Data: h.xu})
 }
 

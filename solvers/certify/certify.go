@@ -57,6 +57,7 @@ import (
 	"math"
 
 	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -180,11 +181,24 @@ func New(p *solvers.Program, pert solvers.Perturbation) (*Certifier, error) {
 			}
 		}
 	}
-	c.absX = mat.NewDense(n, d, nil)
-	c.absX.Apply(func(_, _ int, v float64) float64 { return math.Abs(v) }, p.X)
+	// |X| (X itself when no entry is negative, as for images) and the row
+	// norms, in one pass over the rows.
 	c.xnorm = make([]float64, n)
+	negative := false
 	for k := range c.xnorm {
-		c.xnorm[k] = mat.Norm(p.X.RowView(k), 2)
+		row := p.X.RawRowView(k)[:d]
+		c.xnorm[k] = floats.Norm(row, 2)
+		negative = negative || floats.Min(row) < 0
+	}
+	c.absX = p.X
+	if negative {
+		c.absX = mat.NewDense(n, d, nil)
+		for k := 0; k < n; k++ {
+			abs, row := c.absX.RawRowView(k), p.X.RawRowView(k)
+			for j := range abs {
+				abs[j] = math.Abs(row[j])
+			}
+		}
 	}
 	// ∇(½ s_j²) is Lipschitz in α_j with a constant at most
 	// ‖X‖₂² + ε² n f: the map α ↦ (c − XᵀSα, ε1ᵀα) has norm² ≤ ‖X‖₂² + ε²n,
