@@ -2,11 +2,14 @@ package cvx
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,38 +17,51 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/plots"
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/scp"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/comms"
 	"github.com/janpfeifer/gonb/gonbui/dom"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Explorer is a chart with a slider over a list of values: moving the slider
-// recomputes the chart for the value under it and redraws it in place. The
-// explorer keeps its cell running and listening to the slider until its
-// "done" button is pressed or the cell is interrupted; the last chart stays
-// in the saved notebook. A cell without a live front-end (a headless run of
-// the notebook, CONVEXNN_HEADLESS set, or the front-end not answering within
-// ConnectWait) shows the chart at the start value and returns.
+// Explorer is a chart with sliders over lists of values: moving a slider
+// recomputes the chart at the values under the sliders and redraws it in
+// place. The explorer keeps its cell running and listening to the sliders
+// until its "done" button is pressed or the cell is interrupted; the last
+// chart stays in the saved notebook. A cell without a live front-end (a
+// headless run of the notebook, CONVEXNN_HEADLESS set, or the front-end not
+// answering within ConnectWait) shows the chart at the start values and
+// returns.
 //
-// Figures are memoized by slider position, and once the slider is live the
-// other positions are computed in the background, nearest first, so that a
-// move usually finds its figure ready; while one is computed, further moves
-// coalesce into the latest position (the slider reports a position when it
-// is released; the label follows it while it moves).
+// Figures are memoized by slider positions, and once the sliders are live
+// the other positions are computed in the background, nearest first (in
+// slider steps), so that a move usually finds its figure ready; while one
+// is computed, further moves coalesce into the latest (a slider reports its
+// position when it is released; its label follows it while it moves).
 type Explorer struct {
-	// Label names the slider's quantity ("β"); Values are its positions,
-	// and Start the index of the first one shown.
-	Label  string
-	Values []float64
-	Start  int
-	// Figure computes the chart at value Values[i] and a status line
-	// (objective, active neurons, certified gap) shown below it.
-	Figure func(i int, v float64) (*plots.Figure, string, error)
+	Sliders []Slider
+	// Figure computes the chart at positions at (at[k] indexes
+	// Sliders[k].Values) and a status line (objective, active neurons,
+	// certified gap) shown below it. It may be called from several
+	// goroutines at once, for different positions.
+	Figure func(at []int) (*plots.Figure, string, error)
 	// ConnectWait bounds the wait for the front-end's first message; 0
 	// means 5 s.
 	ConnectWait time.Duration
 }
+
+// Slider is one of an explorer's controls: a quantity, its values and the
+// index of the value shown first.
+type Slider struct {
+	Label  string // "β", "P_s"
+	Values []float64
+	Start  int
+}
+
+// maxPositions bounds an explorer's grid of positions (the product of its
+// sliders' lengths), each a figure to compute.
+const maxPositions = 2000
 
 // envHeadless, set by the headless notebook runs (internal/nbrun), makes an
 // explorer show its start chart without trying to reach a front-end (GoNB's
@@ -53,23 +69,22 @@ type Explorer struct {
 const envHeadless = "CONVEXNN_HEADLESS"
 
 // Explored reports what an explorer did: the positions computed, in order
-// (each once), the last position shown, and whether a live front-end drove
+// (each once), the last positions shown, and whether a live front-end drove
 // it.
 type Explored struct {
-	Computed []int
-	Last     int
+	Computed [][]int
+	Last     []int
 	Live     bool
 }
 
-// Run shows the explorer and serves its slider until done (see Explorer).
+// Run shows the explorer and serves its sliders until done (see Explorer).
 func (e *Explorer) Run() (*Explored, error) {
-	if len(e.Values) == 0 || e.Figure == nil {
-		return nil, errors.New("cvx: Explorer needs Values and a Figure function")
+	g, err := e.grid()
+	if err != nil {
+		return nil, err
 	}
-	if e.Start < 0 || e.Start >= len(e.Values) {
-		return nil, fmt.Errorf("cvx: Explorer.Start %d: want an index of the %d values", e.Start, len(e.Values))
-	}
-	res := &Explored{Last: e.Start}
+	start := g.index(e.starts())
+	res := &Explored{Last: g.at(start)}
 	type figure struct {
 		fig  *plots.Figure
 		line string // the status line
@@ -94,7 +109,7 @@ func (e *Explorer) Run() (*Explored, error) {
 			f, ok := cache[i]
 			mu.Unlock()
 			if !ok {
-				return f, fmt.Errorf("cvx: explorer: the figure at %s = %s failed", e.Label, formatValue(e.Values[i]))
+				return f, fmt.Errorf("cvx: explorer: the figure at %s failed", e.describe(g.at(i)))
 			}
 			return f, nil
 		}
@@ -108,14 +123,14 @@ func (e *Explorer) Run() (*Explored, error) {
 			close(ch)
 		}()
 		t0 := time.Now()
-		fig, status, err := e.Figure(i, e.Values[i])
+		fig, status, err := e.Figure(g.at(i))
 		if err != nil {
 			return figure{}, err
 		}
-		f := figure{fig: fig, line: fmt.Sprintf("%s = %s: %s (computed in %d ms)", e.Label, formatValue(e.Values[i]), status, time.Since(t0).Milliseconds())}
+		f := figure{fig: fig, line: fmt.Sprintf("%s: %s (computed in %d ms)", e.describe(g.at(i)), status, time.Since(t0).Milliseconds())}
 		mu.Lock()
 		cache[i] = f
-		res.Computed = append(res.Computed, i)
+		res.Computed = append(res.Computed, g.at(i))
 		mu.Unlock()
 		return f, nil
 	}
@@ -138,7 +153,7 @@ func (e *Explorer) Run() (*Explored, error) {
 			o.Embed = func(l plots.Library) bool {
 				mu.Lock()
 				defer mu.Unlock()
-				if i == e.Start && static && claim(l) {
+				if i == start && static && claim(l) {
 					embedded[l] = true
 				}
 				return embedded[l]
@@ -150,7 +165,7 @@ func (e *Explorer) Run() (*Explored, error) {
 		}
 		return h + statusHTML(f.line), nil
 	}
-	first, err := render(e.Start, true)
+	first, err := render(start, true)
 	if err != nil {
 		report(err)
 		return res, err
@@ -163,7 +178,7 @@ func (e *Explorer) Run() (*Explored, error) {
 	gonbui.UpdateHTML(id+"-chart", first)
 	gonbui.Sync()
 	if os.Getenv(envHeadless) != "" {
-		note(fmt.Sprintf("explorer: a headless run (%s), so the chart stays at %s = %s; in a live notebook a slider moves it", envHeadless, e.Label, formatValue(e.Values[e.Start])))
+		note(fmt.Sprintf("explorer: a headless run (%s), so the chart stays at %s; in a live notebook sliders move it", envHeadless, e.describe(g.at(start))))
 		return res, nil
 	}
 
@@ -171,7 +186,9 @@ func (e *Explorer) Run() (*Explored, error) {
 	// connection the kernel sets up on request (comms.Start); the request
 	// is repeated, since GoNB's front-end gives up after 500 ms without the
 	// kernel's answer, which a busy machine can exceed.
-	moves := comms.Listen[int](address).LatestOnly()
+	// Positions travel as JSON text ("[4,1]"): GoNB's comms convert
+	// numbers, not arrays of them.
+	moves := comms.Listen[string](address).LatestOnly()
 	defer moves.Close()
 	gonbui.UpdateHTML(id+"-controls", e.controlsHTML(id))
 	wait := e.ConnectWait
@@ -185,7 +202,7 @@ func (e *Explorer) Run() (*Explored, error) {
 		comms.Start()
 		dom.TransientJavascript(e.controlsJS(id, address))
 		select {
-		case <-moves.C: // the controls say hello with the start position
+		case <-moves.C: // the controls say hello with the start positions
 			connected = true
 		case <-time.After(wait / 3):
 		case <-ctx.Done():
@@ -195,7 +212,7 @@ func (e *Explorer) Run() (*Explored, error) {
 	}
 	if !connected {
 		gonbui.UpdateHTML(id+"-controls", "")
-		note(fmt.Sprintf("explorer: no live front-end answered within %v, so the chart stays at %s = %s", wait, e.Label, formatValue(e.Values[e.Start])))
+		note(fmt.Sprintf("explorer: no live front-end answered within %v, so the chart stays at %s", wait, e.describe(g.at(start))))
 		return res, nil
 	}
 	res.Live = true
@@ -206,24 +223,22 @@ func (e *Explorer) Run() (*Explored, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for d := 1; d < len(e.Values); d++ {
-			for _, i := range []int{e.Start - d, e.Start + d} {
-				if i < 0 || i >= len(e.Values) || prefetch.Err() != nil {
-					continue
-				}
-				compute(i) // an error shows when the slider reaches i
+		for _, i := range g.byDistance(start) {
+			if prefetch.Err() != nil {
+				return
 			}
+			compute(i) // an error shows when the sliders reach i
 		}
 	}()
 	defer func() { cancel(); wg.Wait() }()
 	// The output kept in the notebook: the last figure, with its static
 	// image.
-	shown := e.Start
+	shown, last := start, start
 	defer func() {
-		if shown == e.Start {
+		if shown == start {
 			return
 		}
-		if body, err := render(res.Last, true); err == nil {
+		if body, err := render(last, true); err == nil {
 			gonbui.UpdateHTML(id+"-chart", body)
 			gonbui.Sync()
 		}
@@ -233,23 +248,28 @@ func (e *Explorer) Run() (*Explored, error) {
 		case <-ctx.Done():
 			gonbui.UpdateHTML(id+"-controls", "")
 			return res, nil
-		case i, ok := <-moves.C:
+		case msg, ok := <-moves.C:
 			if !ok {
 				return res, nil
 			}
-			if i < 0 { // the done button
+			var at []int
+			if json.Unmarshal([]byte(msg), &at) != nil {
+				continue
+			}
+			if len(at) > 0 && at[0] < 0 { // the done button
 				gonbui.UpdateHTML(id+"-controls", "")
 				gonbui.Sync()
 				return res, nil
 			}
-			if i >= len(e.Values) {
+			i := g.index(at)
+			if i < 0 {
 				continue
 			}
 			body, err := render(i, false)
 			if err != nil {
 				body = errorHTML(err)
 			} else {
-				res.Last = i
+				last, res.Last = i, g.at(i)
 			}
 			gonbui.UpdateHTML(id+"-chart", body)
 			gonbui.Sync()
@@ -258,21 +278,119 @@ func (e *Explorer) Run() (*Explored, error) {
 	}
 }
 
-// controlsHTML is the slider, its value and the done button.
-func (e *Explorer) controlsHTML(id string) string {
-	var labels []string
-	for _, v := range e.Values {
-		labels = append(labels, strconv.Quote(formatValue(v)))
+// positions is the grid of an explorer's slider positions, numbered in
+// mixed radix (the last slider fastest).
+type positions []int // the sliders' lengths
+
+// grid checks the explorer's settings and returns its grid.
+func (e *Explorer) grid() (positions, error) {
+	if len(e.Sliders) == 0 || e.Figure == nil {
+		return nil, errors.New("cvx: Explorer needs Sliders and a Figure function")
 	}
-	return fmt.Sprintf(`<div class="convexnn-explorer" id="%s" data-values="[%s]" style="font:13px sans-serif;display:flex;gap:12px;align-items:center;margin:6px 0">`+
-		`<label>%s = <span class="convexnn-explorer-value">%s</span></label>`+
-		`<input type="range" class="convexnn-explorer-slider" min="0" max="%d" step="1" value="%d" style="width:320px">`+
-		`<button class="convexnn-explorer-done" type="button">done</button></div>`,
-		id, html.EscapeString(strings.Join(labels, ",")), html.EscapeString(e.Label), html.EscapeString(formatValue(e.Values[e.Start])), len(e.Values)-1, e.Start)
+	g := make(positions, len(e.Sliders))
+	total := 1
+	for k, s := range e.Sliders {
+		if len(s.Values) == 0 {
+			return nil, fmt.Errorf("cvx: Explorer: slider %d (%s) has no values", k, s.Label)
+		}
+		if s.Start < 0 || s.Start >= len(s.Values) {
+			return nil, fmt.Errorf("cvx: Explorer: slider %s starts at %d: want an index of its %d values", s.Label, s.Start, len(s.Values))
+		}
+		g[k] = len(s.Values)
+		total *= len(s.Values)
+		if total > maxPositions {
+			return nil, fmt.Errorf("cvx: Explorer: more than %d slider positions (each a figure to compute): use fewer values", maxPositions)
+		}
+	}
+	return g, nil
 }
 
-// controlsJS wires the controls to address: the slider's position when it
-// is released, −1 for the done button, and the start position once
+func (e *Explorer) starts() []int {
+	at := make([]int, len(e.Sliders))
+	for k, s := range e.Sliders {
+		at[k] = s.Start
+	}
+	return at
+}
+
+// index is the number of positions at, −1 when at is not on the grid.
+func (g positions) index(at []int) int {
+	if len(at) != len(g) {
+		return -1
+	}
+	i := 0
+	for k, n := range g {
+		if at[k] < 0 || at[k] >= n {
+			return -1
+		}
+		i = i*n + at[k]
+	}
+	return i
+}
+
+// at is the positions numbered i.
+func (g positions) at(i int) []int {
+	at := make([]int, len(g))
+	for k := len(g) - 1; k >= 0; k-- {
+		at[k] = i % g[k]
+		i /= g[k]
+	}
+	return at
+}
+
+// byDistance lists the other positions by their distance from start in
+// slider steps (ties by number).
+func (g positions) byDistance(start int) []int {
+	total := 1
+	for _, n := range g {
+		total *= n
+	}
+	from := g.at(start)
+	dist := func(i int) int {
+		d := 0
+		for k, v := range g.at(i) {
+			d += max(v-from[k], from[k]-v)
+		}
+		return d
+	}
+	var order []int
+	for i := 0; i < total; i++ {
+		if i != start {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return dist(a) - dist(b) })
+	return order
+}
+
+// describe names positions at: "β = 0.01, P_s = 32".
+func (e *Explorer) describe(at []int) string {
+	parts := make([]string, len(at))
+	for k, v := range at {
+		parts[k] = e.Sliders[k].Label + " = " + formatValue(e.Sliders[k].Values[v])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// controlsHTML is a slider and its value per quantity, and the done button.
+func (e *Explorer) controlsHTML(id string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="convexnn-explorer" id="%s" style="font:13px sans-serif;display:flex;flex-wrap:wrap;gap:12px;align-items:center;margin:6px 0">`, id)
+	for _, s := range e.Sliders {
+		var labels []string
+		for _, v := range s.Values {
+			labels = append(labels, strconv.Quote(formatValue(v)))
+		}
+		fmt.Fprintf(&b, `<label data-values="[%s]">%s = <span class="convexnn-explorer-value">%s</span> `+
+			`<input type="range" class="convexnn-explorer-slider" min="0" max="%d" step="1" value="%d" style="width:240px;vertical-align:middle"></label>`,
+			html.EscapeString(strings.Join(labels, ",")), html.EscapeString(s.Label), html.EscapeString(formatValue(s.Values[s.Start])), len(s.Values)-1, s.Start)
+	}
+	b.WriteString(`<button class="convexnn-explorer-done" type="button">done</button></div>`)
+	return b.String()
+}
+
+// controlsJS wires the controls to address: the sliders' positions when
+// one is released, [−1] for the done button, and the start positions once
 // connected.
 func (e *Explorer) controlsJS(id, address string) string {
 	return fmt.Sprintf(`(function () {
@@ -280,7 +398,7 @@ func (e *Explorer) controlsJS(id, address string) string {
   function send(v) {
     var c = globalThis.gonb_comm;
     if (c && typeof c.send === "function") {
-      Promise.resolve(c.send(address, v)).catch(function (e) { console.warn("convexnn explorer: " + e); });
+      Promise.resolve(c.send(address, JSON.stringify(v))).catch(function (e) { console.warn("convexnn explorer: " + e); });
     }
   }
   (function wire() {
@@ -289,22 +407,26 @@ func (e *Explorer) controlsJS(id, address string) string {
       if (++tries < 100) { setTimeout(wire, 100); }
       return;
     }
-    var slider = box.querySelector(".convexnn-explorer-slider");
+    var sliders = Array.prototype.slice.call(box.querySelectorAll(".convexnn-explorer-slider"));
+    function positions() { return sliders.map(function (s) { return +s.value; }); }
     if (!box.getAttribute("data-wired")) {
       box.setAttribute("data-wired", "1");
-      var label = box.querySelector(".convexnn-explorer-value");
-      var values = JSON.parse(box.getAttribute("data-values"));
-      slider.addEventListener("input", function () { label.textContent = values[+slider.value]; });
-      slider.addEventListener("change", function () {
-        label.textContent = values[+slider.value];
-        send(+slider.value);
+      sliders.forEach(function (slider) {
+        var holder = slider.parentNode;
+        var label = holder.querySelector(".convexnn-explorer-value");
+        var values = JSON.parse(holder.getAttribute("data-values"));
+        slider.addEventListener("input", function () { label.textContent = values[+slider.value]; });
+        slider.addEventListener("change", function () {
+          label.textContent = values[+slider.value];
+          send(positions());
+        });
       });
       box.querySelector(".convexnn-explorer-done").addEventListener("click", function () {
-        slider.disabled = true;
-        send(-1);
+        sliders.forEach(function (s) { s.disabled = true; });
+        send([-1]);
       });
     }
-    send(+slider.value);
+    send(positions());
   })();
 })();`, id, address)
 }
@@ -312,39 +434,186 @@ func (e *Explorer) controlsJS(id, address string) string {
 // formatValue writes a slider value briefly.
 func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
-// ExploreRegions is an Explorer of decision regions against β on 2-D data,
-// starting at the middle of betas: for each β, the hinge-loss program with
-// biases over P sampled patterns (seed), solved to its certified optimum by
-// the interior-point method, and the recovered network's regions with the
-// training points; the status line gives the objective, the certified gap,
-// the active neurons and the training accuracy.
-func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns int, seed uint64) (*Explored, error) {
+// check2D refuses data an explorer of decision regions cannot draw.
+func check2D(what string, x *mat.Dense, y []float64) error {
 	if x == nil {
-		return nil, errors.New("cvx: ExploreRegions: no data")
+		return fmt.Errorf("cvx: %s: no data", what)
 	}
-	if _, d := x.Dims(); d != 2 {
-		return nil, fmt.Errorf("cvx: ExploreRegions needs 2-D data, the data has %d features", d)
+	n, d := x.Dims()
+	if d != 2 {
+		return fmt.Errorf("cvx: %s needs 2-D data, the data has %d features", what, d)
+	}
+	if len(y) != n {
+		return fmt.Errorf("cvx: %s: X has %d rows but y has %d labels", what, n, len(y))
+	}
+	return nil
+}
+
+// ExploreRegions is an Explorer of decision regions against β and the
+// number of sampled patterns P_s on 2-D data, starting in the middle of
+// both lists: at each (β, P_s), the hinge-loss program with biases over P_s
+// patterns sampled with seed (nested: P_s patterns are the first P_s of any
+// larger sample), solved to its certified optimum by the interior-point
+// method, and the recovered network's regions with the training points; the
+// status line gives the objective, the certified gap, the active neurons
+// and the training accuracy. (Interior-point solves start afresh: a warm
+// start does not help them; each takes tens of milliseconds here.)
+func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns []int, seed uint64) (*Explored, error) {
+	if err := check2D("ExploreRegions", x, y); err != nil {
+		return nil, err
 	}
 	for k, b := range betas {
-		if !(b > 0) {
-			return nil, fmt.Errorf("cvx: ExploreRegions: β[%d] = %v, want β > 0", k, b)
+		if !(b > 0) || math.IsInf(b, 0) {
+			return nil, fmt.Errorf("cvx: ExploreRegions: β[%d] = %v, want 0 < β < ∞", k, b)
 		}
 	}
-	e := &Explorer{Label: "β", Values: betas, Start: len(betas) / 2, Figure: func(_ int, beta float64) (*plots.Figure, string, error) {
-		sol, err := Solve(Classify(x, y).Hinge().Beta(beta).Bias().SamplePatterns(patterns, seed), IPM{})
-		if err != nil {
-			return nil, "", err
+	ps := make([]float64, len(patterns))
+	for k, p := range patterns {
+		if p < 1 {
+			return nil, fmt.Errorf("cvx: ExploreRegions: P_s[%d] = %d, want at least one pattern", k, p)
 		}
-		acc, err := Accuracy(sol.Network, x, y)
-		if err != nil {
-			return nil, "", err
-		}
-		fig, err := DecisionRegionsFigure(sol.Network, x, y)
-		if err != nil {
-			return nil, "", err
-		}
-		return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d active neurons, training accuracy %.1f%%",
-			sol.Objective, sol.Gap, sol.Network.Width(), 100*acc), nil
-	}}
+		ps[k] = float64(p)
+	}
+	e := &Explorer{
+		Sliders: []Slider{{Label: "β", Values: betas, Start: len(betas) / 2}, {Label: "P_s", Values: ps, Start: len(ps) / 2}},
+		Figure: func(at []int) (*plots.Figure, string, error) {
+			sol, err := Solve(Classify(x, y).Hinge().Beta(betas[at[0]]).Bias().SamplePatterns(patterns[at[1]], seed), IPM{})
+			if err != nil {
+				return nil, "", err
+			}
+			acc, err := Accuracy(sol.Network, x, y)
+			if err != nil {
+				return nil, "", err
+			}
+			fig, err := DecisionRegionsFigure(sol.Network, x, y)
+			if err != nil {
+				return nil, "", err
+			}
+			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d active neurons, training accuracy %.1f%%",
+				sol.Objective, sol.Gap, sol.Network.Width(), 100*acc), nil
+		}}
 	return e.Run()
+}
+
+// ExploreSCP is an Explorer of the sampled convex program's network (eq.
+// SCP2, squared loss, biases, β) against the number of sampled neurons N on
+// 2-D data, starting in the middle of neurons: at each N the decision
+// regions of the network FISTA trains to a relative duality gap of 10⁻⁴
+// (a certificate of its program; at most 20 000 iterations), warm-started from the solution at the
+// nearest N already computed. The samples are nested (N neurons are the
+// first N of any larger sample with the seed), so the weights of a smaller
+// sample, padded with zeros, and those of a larger one, cut, are points of
+// the program at N.
+func ExploreSCP(x *mat.Dense, y []float64, beta float64, neurons []int, seed uint64) (*Explored, error) {
+	if err := check2D("ExploreSCP", x, y); err != nil {
+		return nil, err
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return nil, fmt.Errorf("cvx: ExploreSCP: β = %v, want 0 < β < ∞", beta)
+	}
+	if err := Classify(x, y).Err(); err != nil {
+		return nil, err
+	}
+	most := 0
+	ns := make([]float64, len(neurons))
+	for k, n := range neurons {
+		if n < 1 {
+			return nil, fmt.Errorf("cvx: ExploreSCP: N[%d] = %d, want at least one neuron", k, n)
+		}
+		most, ns[k] = max(most, n), float64(n)
+	}
+	a := solvers.WithOnes(x)
+	u, err := scp.SampleSphere(3, most, seed)
+	if err != nil {
+		return nil, err
+	}
+	h, err := scp.ReLUFeatures(a, u)
+	if err != nil {
+		return nil, err
+	}
+	w := &scpWarm{h: h, y: y, beta: beta, solved: map[int][]float64{}}
+	e := &Explorer{
+		Sliders: []Slider{{Label: "N", Values: ns, Start: len(ns) / 2}},
+		Figure: func(at []int) (*plots.Figure, string, error) {
+			n := neurons[at[0]]
+			alpha, step, from, err := w.solve(n)
+			if err != nil {
+				return nil, "", err
+			}
+			net, err := scp.Network(u.Slice(0, 3, 0, n).(*mat.Dense), alpha, true)
+			if err != nil {
+				return nil, "", err
+			}
+			acc, err := Accuracy(net, x, y)
+			if err != nil {
+				return nil, "", err
+			}
+			fig, err := DecisionRegionsFigure(net, x, y)
+			if err != nil {
+				return nil, "", err
+			}
+			warm := "from zero"
+			if from > 0 {
+				warm = fmt.Sprintf("warm-started from N = %d", from)
+			}
+			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d FISTA iterations %s, %d active neurons, training accuracy %.1f%%",
+				step.Objective, step.Gap/math.Max(1e-300, math.Abs(step.Objective)), step.Iter, warm, net.Width(), 100*acc), nil
+		}}
+	return e.Run()
+}
+
+// scpWarm solves the sampled program (eq. SCP2) at several N over nested
+// samples, each solve warm-started from the solution at the nearest N
+// solved before (ExploreSCP). It is safe for concurrent use.
+type scpWarm struct {
+	h    *mat.Dense // the features (X u_j)_+ of the largest sample
+	y    []float64
+	beta float64
+
+	mu     sync.Mutex
+	solved map[int][]float64 // α by N
+}
+
+// scpTol is the relative duality gap of ExploreSCP's solves, scpMaxIter
+// their cap on FISTA iterations (an explorer's update should take a
+// fraction of a second; the status line shows the gap reached).
+const (
+	scpTol     = 1e-4
+	scpMaxIter = 20000
+)
+
+// solve returns the weights α of the first n neurons at a relative duality
+// gap of scpTol (or after scpMaxIter iterations), the last FISTA step, and
+// the N it started from (0: from zero).
+func (w *scpWarm) solve(n int) (alpha []float64, step scp.FISTAStep, from int, err error) {
+	lasso := &scp.Lasso{H: w.h.Slice(0, len(w.y), 0, n).(*mat.Dense), Y: w.y, Beta: w.beta}
+	w.mu.Lock()
+	for m := range w.solved {
+		if from == 0 || max(m-n, n-m) < max(from-n, n-from) {
+			from = m
+		}
+	}
+	var st *scp.FISTAState
+	if from > 0 {
+		// A smaller sample's weights padded with zeros, or a larger one's
+		// cut: a point of the program at n.
+		start := make([]float64, n)
+		copy(start, w.solved[from])
+		st = &scp.FISTAState{Alpha: start, Prev: slices.Clone(start), T: 1, L: 1, Obj: lasso.Objective(start)}
+	}
+	w.mu.Unlock()
+	f, err := scp.NewFISTA(lasso, st)
+	if err != nil {
+		return nil, step, from, err
+	}
+	for k := 0; k < scpMaxIter; k++ {
+		if step = f.Step(); step.Gap <= scpTol*math.Max(1, step.Objective) {
+			break
+		}
+	}
+	alpha = slices.Clone(f.State.Alpha)
+	w.mu.Lock()
+	w.solved[n] = alpha
+	w.mu.Unlock()
+	return alpha, step, from, nil
 }

@@ -785,13 +785,13 @@ func TestExplorerInLiveClassicNotebook(t *testing.T) {
 	for _, e := range final.Errors {
 		t.Errorf("cell error output: %s", e)
 	}
-	// The figures of all five positions were computed (in the background,
-	// nearest first, or on demand), the last shown is position 0.
-	if !regexp.MustCompile(`explored: computed \[2( [0-4]){4}\], last 0, live true`).MatchString(final.Output) {
-		t.Errorf("the cell printed %q, want every position computed once, the last shown 0, live", final.Output)
+	// The figures of all ten positions were computed (in the background,
+	// nearest first, or on demand), the last shown is β = 10⁻⁴, P_s = 32.
+	if !regexp.MustCompile(`explored: computed \[\[2 1\]( \[[0-4] [01]\]){9}\], last \[0 1\], live true`).MatchString(final.Output) {
+		t.Errorf("the cell printed %q, want every position computed once, the last shown [0 1], live", final.Output)
 	}
-	if len(moves) != 2 || !strings.HasPrefix(moves[0].Status, "β = 1:") || !strings.HasPrefix(moves[1].Status, "β = 0.0001:") {
-		t.Errorf("moves %+v: want the charts of β = 1, then β = 0.0001", moves)
+	if len(moves) != 2 || !strings.HasPrefix(moves[0].Status, "β = 1, P_s = 32:") || !strings.HasPrefix(moves[1].Status, "β = 0.0001, P_s = 32:") {
+		t.Errorf("moves %+v: want the charts of β = 1, then β = 0.0001 (P_s = 32)", moves)
 	}
 	if len(rep.Charts) != 1 {
 		t.Errorf("%d charts on the page after the explorer ended, want its one chart", len(rep.Charts))
