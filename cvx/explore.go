@@ -552,7 +552,7 @@ func ExploreSCP(x *mat.Dense, y []float64, beta float64, neurons []int, seed uin
 			if err != nil {
 				return nil, "", err
 			}
-			warm := "from zero"
+			warm := "started at zero"
 			if from > 0 {
 				warm = fmt.Sprintf("warm-started from N = %d", from)
 			}
@@ -584,7 +584,7 @@ const (
 
 // solve returns the weights α of the first n neurons at a relative duality
 // gap of scpTol (or after scpMaxIter iterations), the last FISTA step, and
-// the N it started from (0: from zero).
+// the N it started from (0: started at zero).
 func (w *scpWarm) solve(n int) (alpha []float64, step scp.FISTAStep, from int, err error) {
 	lasso := &scp.Lasso{H: w.h.Slice(0, len(w.y), 0, n).(*mat.Dense), Y: w.y, Beta: w.beta}
 	w.mu.Lock()

@@ -110,7 +110,7 @@ func TestExplorerGrid(t *testing.T) {
 }
 
 // TestSCPWarmStartReachesTheSameOptimum: solves warm-started from a
-// smaller and from a larger sample reach the optimum of a solve from zero:
+// smaller and from a larger sample reach the optimum of a cold solve:
 // their certified intervals [F − gap, F] overlap.
 func TestSCPWarmStartReachesTheSameOptimum(t *testing.T) {
 	x, y := disk(t, 60, 3)
@@ -136,8 +136,8 @@ func TestSCPWarmStartReachesTheSameOptimum(t *testing.T) {
 			t.Fatal(err)
 		}
 		if warm.Objective-warm.Gap > cold.Objective+1e-12 || cold.Objective-cold.Gap > warm.Objective+1e-12 {
-			t.Errorf("N = %d: warm %.10g (gap %.2g), from zero %.10g (gap %.2g): the certified intervals do not meet", c.n, warm.Objective, warm.Gap, cold.Objective, cold.Gap)
+			t.Errorf("N = %d: warm %.10g (gap %.2g), started at zero %.10g (gap %.2g): the certified intervals do not meet", c.n, warm.Objective, warm.Gap, cold.Objective, cold.Gap)
 		}
-		t.Logf("N = %d: %d iterations warm, %d from zero", c.n, warm.Iter, cold.Iter)
+		t.Logf("N = %d: %d iterations warm, %d started at zero", c.n, warm.Iter, cold.Iter)
 	}
 }
