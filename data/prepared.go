@@ -31,9 +31,13 @@ import (
 //   - it was written by a build of this package with the same source code
 //     (the digest of the package's own .go files, embedded at build time, is
 //     part of the entry's name), and
+//   - it was built from the same places (Source.Dir and the download cache
+//     are part of its key), and
 //   - every source file the build read (found through Fetch or CIFARFiles,
-//     and verified there) still has the path, size and modification time it
-//     had then, and
+//     and verified there) and the folder holding it still have the path,
+//     size and modification time they had then (a file added to or removed
+//     from such a folder, as a CIFAR test file that changes the split,
+//     changes the folder's time), and
 //   - its payload's CRC-32C still matches.
 //
 // Anything else (a missing, foreign, torn or corrupt entry) is a miss: the
@@ -173,22 +177,26 @@ func (s Source) preparedDir() string {
 	return filepath.Join(c, "prepared")
 }
 
-// preparedPath is the entry of key (a data set and its label coding).
-func (s Source) preparedPath(key string) string {
+// preparedPath is the entry of name (a data set and its label coding) and
+// its full key: the name, and the places its files come from (another data
+// folder may hold other files, as a CIFAR folder without its test file).
+func (s Source) preparedPath(name string) (path, key string) {
 	dir := s.preparedDir()
 	if dir == "" {
-		return ""
+		return "", ""
 	}
+	cache, _ := s.cacheDir()
+	key = name + "\n" + absOrEmpty(s.Dir) + "\n" + absOrEmpty(cache)
 	h := sha256.Sum256([]byte(codeDigest() + "\n" + key))
-	return filepath.Join(dir, key+"-"+hex.EncodeToString(h[:8])+".bin")
+	return filepath.Join(dir, name+"-"+hex.EncodeToString(h[:8])+".bin"), key
 }
 
-// cachedBuild returns the split of key from its entry when the entry is
+// cachedBuild returns the split called name from its entry when the entry is
 // current, and otherwise builds it with build (which reads its sources
 // through the Source it is given) and writes the entry. A cache that
 // cannot be read or written only costs time: build's result is returned.
-func (s Source) cachedBuild(key string, build func(Source) (*Split, error)) (*Split, error) {
-	path := s.preparedPath(key)
+func (s Source) cachedBuild(name string, build func(Source) (*Split, error)) (*Split, error) {
+	path, key := s.preparedPath(name)
 	if path == "" {
 		return build(s)
 	}
@@ -220,13 +228,19 @@ func writePrepared(path, key string, used []string, sp *Split) {
 	hd := preparedHeader{Code: codeDigest(), Key: key, Name: sp.Name, Notes: sp.Notes}
 	seen := map[string]bool{}
 	for _, p := range used {
-		st, err := stampOf(p)
+		abs, err := filepath.Abs(p)
 		if err != nil {
 			return
 		}
-		if !seen[st.Path] {
-			seen[st.Path] = true
-			hd.Files = append(hd.Files, st)
+		for _, q := range []string{abs, filepath.Dir(abs)} {
+			st, err := stampOf(q)
+			if err != nil {
+				return
+			}
+			if !seen[st.Path] {
+				seen[st.Path] = true
+				hd.Files = append(hd.Files, st)
+			}
 		}
 	}
 	if len(hd.Files) == 0 {
@@ -300,6 +314,17 @@ func writePrepared(path, key string, used []string, sp *Split) {
 	if werr != nil {
 		os.Remove(f.Name())
 	}
+}
+
+// absOrEmpty is p made absolute ("" stays "").
+func absOrEmpty(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // errStale is a prepared entry that must not be used.

@@ -147,3 +147,36 @@ func TestPreparedCacheIsExactAndNeverStale(t *testing.T) {
 		t.Fatal("the cache served a set whose source file is gone")
 	}
 }
+
+// TestPreparedCacheFollowsItsFolders: an entry built from one data folder
+// is not used for another, and a file added next to a source file (which
+// could change the split, as a CIFAR test file does) makes it stale.
+func TestPreparedCacheFollowsItsFolders(t *testing.T) {
+	ctx := context.Background()
+	src, file := preparedFixture(t)
+	if _, err := Paper(ctx, "mammographic", src, ZeroOne); err != nil {
+		t.Fatal(err)
+	}
+	e := entry(t, src)
+	before, _ := os.Stat(e)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(file), "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Folder times can be coarse: make sure the folder's time moved.
+	later := time.Now().Add(2 * time.Hour)
+	os.Chtimes(filepath.Dir(file), later, later)
+	if _, err := Paper(ctx, "mammographic", src, ZeroOne); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(e); os.SameFile(before, after) {
+		t.Error("an entry was used after its source folder changed")
+	}
+	other, _ := preparedFixture(t)
+	other.Cache = src.Cache
+	if _, err := Paper(ctx, "mammographic", other, ZeroOne); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(src.Cache, "prepared", "*.bin")); len(m) != 2 {
+		t.Errorf("entries %v: want one per data folder", m)
+	}
+}
