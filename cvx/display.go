@@ -172,6 +172,13 @@ func Check(err error) {
 	os.Exit(1)
 }
 
+// Must returns v when err is nil, and otherwise ends the cell as Check
+// does: x := cvx.Must(net.Predict(grid)).
+func Must[T any](v T, err error) T {
+	Check(err)
+	return v
+}
+
 // Progress is a display that updates in place while a long computation runs:
 // in a notebook, one output whose chart and status line are replaced
 // (gonbui.UpdateHTML), ending in a final chart that stays in the saved

@@ -84,6 +84,17 @@ func (p *Problem) refuseGated(method string) error {
 	return nil
 }
 
+// BetaMax returns β_max of a gated problem (Gated, Multiclass): the
+// smallest β at which the zero network is optimal, so that a notebook can
+// set β relative to it, p.Beta(1e-2 * β_max).
+func (p *Problem) BetaMax() (float64, error) {
+	gp, _, err := p.GatedProgram()
+	if err != nil {
+		return 0, err
+	}
+	return gp.BetaMax()
+}
+
 // GatedProgram returns the problem's gated program and the gate vectors
 // (columns of the d̃×P matrix, on X with its bias column when Bias is set).
 func (p *Problem) GatedProgram() (*gated.Problem, *mat.Dense, error) {

@@ -225,3 +225,30 @@ func TestPerClassAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBetaMaxZeroesTheNetwork: at β = β_max the gated program's solution
+// is the zero network, and just below it is not; a problem that is not
+// gated has no β_max.
+func TestBetaMaxZeroesTheNetwork(t *testing.T) {
+	x, y := threeClasses(60, 2)
+	prob := Multiclass(x, y, 3).Bias().SamplePatterns(6, 1)
+	bmax, err := prob.BetaMax()
+	if err != nil || !(bmax > 0) {
+		t.Fatalf("β_max = %v, %v", bmax, err)
+	}
+	at, err := SolveGated(prob.Beta(bmax*1.0001), GatedOptions{Tol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	below, err := SolveGated(prob.Beta(bmax*0.5), GatedOptions{Tol: 1e-8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.Network.Width() != 0 || below.Network.Width() == 0 {
+		t.Errorf("active gates at β_max: %d, at β_max/2: %d", at.Network.Width(), below.Network.Width())
+	}
+	xb, yb := disk(t, 20, 1)
+	if _, err := Classify(xb, yb).BetaMax(); err == nil || !strings.Contains(err.Error(), "not gated") {
+		t.Errorf("β_max of a problem that is not gated: %v", err)
+	}
+}

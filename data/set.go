@@ -1,6 +1,7 @@
 package data
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -386,6 +387,21 @@ func (s *Set) Subsample(m int, seed uint64) (*Set, error) {
 	perm := permutation(n, seed)[:m]
 	slices.Sort(perm)
 	return s.Rows(perm), nil
+}
+
+// SortedBy returns the rows in increasing order of feature j (ties in their
+// original order), for reading or drawing a 1-D data set.
+func (s *Set) SortedBy(j int) (*Set, error) {
+	n, d := s.X.Dims()
+	if j < 0 || j >= d {
+		return nil, fmt.Errorf("data: SortedBy(%d): the set has %d features", j, d)
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.X.At(a, j), s.X.At(b, j)) })
+	return s.Rows(idx), nil
 }
 
 // SubsampleHoldout returns the m rows Subsample(m, seed) returns and, as

@@ -290,3 +290,31 @@ func TestMulticlass(t *testing.T) {
 		t.Fatalf("PickClasses: %v %v", two, err)
 	}
 }
+
+// TestSortedByAndGrid1D: SortedBy orders the rows by one feature, keeping
+// each row with its label; Grid1D spans its interval evenly; both refuse
+// bad arguments.
+func TestSortedByAndGrid1D(t *testing.T) {
+	s := &Set{X: mat.NewDense(4, 2, []float64{3, 30, 1, 10, 2, 20, 1, 11}), Y: []float64{3, 1, 2, 1.1}}
+	got, err := s.SortedBy(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range [][3]float64{{1, 10, 1}, {1, 11, 1.1}, {2, 20, 2}, {3, 30, 3}} {
+		if got.X.At(k, 0) != want[0] || got.X.At(k, 1) != want[1] || got.Y[k] != want[2] {
+			t.Fatalf("row %d: %v %v %v, want %v", k, got.X.At(k, 0), got.X.At(k, 1), got.Y[k], want)
+		}
+	}
+	if _, err := s.SortedBy(2); err == nil {
+		t.Error("SortedBy(2) of a 2-feature set")
+	}
+	g, xs, err := Grid1D(-1, 1, 4)
+	if err != nil || len(xs) != 5 || xs[0] != -1 || xs[4] != 1 || xs[2] != 0 || g.At(3, 0) != 0.5 {
+		t.Fatalf("Grid1D: %v %v", xs, err)
+	}
+	for _, bad := range [][3]float64{{1, 1, 4}, {0, 1, 0}, {math.Inf(-1), 1, 4}} {
+		if _, _, err := Grid1D(bad[0], bad[1], int(bad[2])); err == nil {
+			t.Errorf("Grid1D%v accepted", bad)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -136,4 +137,17 @@ func Regression1D(nTrain, nTest int, seed uint64) (train, test *Set, err error) 
 		return &Set{Name: name, X: x, Y: y, Features: []string{"x"}}
 	}
 	return make1(nTrain, "regression-1d train"), make1(nTest, "regression-1d test"), nil
+}
+
+// Grid1D returns n+1 equally spaced points from lo to hi, as an (n+1)×1
+// matrix to predict on and as a slice to draw against.
+func Grid1D(lo, hi float64, n int) (*mat.Dense, []float64, error) {
+	if n < 1 || !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil, nil, fmt.Errorf("data: Grid1D(%v, %v, %d): need lo < hi, both finite, and n ≥ 1", lo, hi, n)
+	}
+	xs := make([]float64, n+1)
+	for i := range xs {
+		xs[i] = lo + (hi-lo)*float64(i)/float64(n)
+	}
+	return mat.NewDense(n+1, 1, slices.Clone(xs)), xs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -156,6 +157,28 @@ func (t *Table) Train(ctx context.Context, stdout io.Writer, names ...string) er
 	}
 	return nil
 }
+
+// TrainRows is Train for the rows numbered ks (indexes into Methods), and
+// stops cleanly on an interrupt (SIGINT, as Jupyter sends), the finished
+// runs kept: a notebook cell's cvx.Check(t.TrainRows(os.Stdout, 0, 1)).
+func (t *Table) TrainRows(stdout io.Writer, ks ...int) error {
+	var names []string
+	for _, k := range ks {
+		if k < 0 || k >= len(t.methods) {
+			return fmt.Errorf("paper: %s has rows 0 to %d, not %d", t.Experiment.Name, len(t.methods)-1, k)
+		}
+		names = append(names, t.methods[k].Name)
+	}
+	if len(names) == 0 {
+		return errors.New("paper: TrainRows: name at least one row")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return t.Train(ctx, stdout, names...)
+}
+
+// Row is the name of row k (Methods()[k].Name).
+func (t *Table) Row(k int) string { return t.methods[k].Name }
 
 func (t *Table) methodNames() []string {
 	var n []string

@@ -113,18 +113,22 @@ func squaredDual(y []float64, s float64, resid func(k int) float64) float64 {
 func proxStep(z, y, g []float64, L, beta float64) (quad float64) {
 	thr := beta / L
 	for j := range z {
-		w := y[j] - g[j]/L
-		switch {
-		case w > thr:
-			w -= thr
-		case w < -thr:
-			w += thr
-		default:
-			w = 0
-		}
+		w := shrink(y[j]-g[j]/L, thr)
 		z[j] = w
 		dz := w - y[j]
 		quad += dz * dz
 	}
 	return quad
+}
+
+// shrink is the soft threshold S(w, t) = sign(w) max(|w| − t, 0), the
+// proximal map of t|·|.
+func shrink(w, t float64) float64 {
+	switch {
+	case w > t:
+		return w - t
+	case w < -t:
+		return w + t
+	}
+	return 0
 }
