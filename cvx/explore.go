@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -217,13 +218,20 @@ func (e *Explorer) Run() (*Explored, error) {
 	}
 	res.Live = true
 	// While the reader looks, the other positions are computed in the
-	// background, nearest first, so that a move finds its figure ready.
+	// background, nearest first, so that a move finds its figure ready;
+	// the background yields while a move's figure is computed (urgent).
 	prefetch, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var (
+		wg     sync.WaitGroup
+		urgent atomic.Int32
+	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for _, i := range g.byDistance(start) {
+			for urgent.Load() > 0 && prefetch.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
 			if prefetch.Err() != nil {
 				return
 			}
@@ -265,7 +273,9 @@ func (e *Explorer) Run() (*Explored, error) {
 			if i < 0 {
 				continue
 			}
+			urgent.Add(1)
 			body, err := render(i, false)
+			urgent.Add(-1)
 			if err != nil {
 				body = errorHTML(err)
 			} else {
@@ -498,12 +508,13 @@ func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns []int, 
 // ExploreSCP is an Explorer of the sampled convex program's network (eq.
 // SCP2, squared loss, biases, β) against the number of sampled neurons N on
 // 2-D data, starting in the middle of neurons: at each N the decision
-// regions of the network FISTA trains to a relative duality gap of 10⁻⁴
-// (a certificate of its program; at most 20 000 iterations), warm-started from the solution at the
-// nearest N already computed. The samples are nested (N neurons are the
-// first N of any larger sample with the seed), so the weights of a smaller
-// sample, padded with zeros, and those of a larger one, cut, are points of
-// the program at N.
+// regions of the network the active-set method (scp.SolveActiveSet) trains
+// to the program's optimum (certified by its duality gap, about 10⁻¹⁰
+// relative), warm-started from the solution at the nearest N already
+// computed. The samples are nested (N neurons are the first N of any
+// larger sample with the seed), so the weights of a smaller sample, padded
+// with zeros, and those of a larger one, cut, are points of the program at
+// N.
 func ExploreSCP(x *mat.Dense, y []float64, beta float64, neurons []int, seed uint64) (*Explored, error) {
 	if err := check2D("ExploreSCP", x, y); err != nil {
 		return nil, err
@@ -536,11 +547,11 @@ func ExploreSCP(x *mat.Dense, y []float64, beta float64, neurons []int, seed uin
 		Sliders: []Slider{{Label: "N", Values: ns, Start: len(ns) / 2}},
 		Figure: func(at []int) (*plots.Figure, string, error) {
 			n := neurons[at[0]]
-			alpha, step, from, err := w.solve(n)
+			sol, from, err := w.solve(n)
 			if err != nil {
 				return nil, "", err
 			}
-			net, err := scp.Network(u.Slice(0, 3, 0, n).(*mat.Dense), alpha, true)
+			net, err := scp.Network(u.Slice(0, 3, 0, n).(*mat.Dense), sol.Alpha, true)
 			if err != nil {
 				return nil, "", err
 			}
@@ -556,8 +567,8 @@ func ExploreSCP(x *mat.Dense, y []float64, beta float64, neurons []int, seed uin
 			if from > 0 {
 				warm = fmt.Sprintf("warm-started from N = %d", from)
 			}
-			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d FISTA iterations %s, %d active neurons, training accuracy %.1f%%",
-				step.Objective, step.Gap/math.Max(1e-300, math.Abs(step.Objective)), step.Iter, warm, net.Width(), 100*acc), nil
+			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d active-set steps %s, %d active neurons, training accuracy %.1f%%",
+				sol.Objective, sol.Gap/math.Max(1e-300, math.Abs(sol.Objective)), sol.Steps, warm, net.Width(), 100*acc), nil
 		}}
 	return e.Run()
 }
@@ -574,18 +585,9 @@ type scpWarm struct {
 	solved map[int][]float64 // α by N
 }
 
-// scpTol is the relative duality gap of ExploreSCP's solves, scpMaxIter
-// their cap on FISTA iterations (an explorer's update should take a
-// fraction of a second; the status line shows the gap reached).
-const (
-	scpTol     = 1e-4
-	scpMaxIter = 20000
-)
-
-// solve returns the weights α of the first n neurons at a relative duality
-// gap of scpTol (or after scpMaxIter iterations), the last FISTA step, and
-// the N it started from (0: started at zero).
-func (w *scpWarm) solve(n int) (alpha []float64, step scp.FISTAStep, from int, err error) {
+// solve returns the solution of the program at the first n neurons
+// (scp.SolveActiveSet) and the N it started from (0: zero).
+func (w *scpWarm) solve(n int) (sol *scp.ActiveSetResult, from int, err error) {
 	lasso := &scp.Lasso{H: w.h.Slice(0, len(w.y), 0, n).(*mat.Dense), Y: w.y, Beta: w.beta}
 	w.mu.Lock()
 	for m := range w.solved {
@@ -593,27 +595,19 @@ func (w *scpWarm) solve(n int) (alpha []float64, step scp.FISTAStep, from int, e
 			from = m
 		}
 	}
-	var st *scp.FISTAState
+	var start []float64
 	if from > 0 {
 		// A smaller sample's weights padded with zeros, or a larger one's
 		// cut: a point of the program at n.
-		start := make([]float64, n)
+		start = make([]float64, n)
 		copy(start, w.solved[from])
-		st = &scp.FISTAState{Alpha: start, Prev: slices.Clone(start), T: 1, L: 1, Obj: lasso.Objective(start)}
 	}
 	w.mu.Unlock()
-	f, err := scp.NewFISTA(lasso, st)
-	if err != nil {
-		return nil, step, from, err
+	if sol, err = scp.SolveActiveSet(lasso, start, 0); err != nil {
+		return nil, from, err
 	}
-	for k := 0; k < scpMaxIter; k++ {
-		if step = f.Step(); step.Gap <= scpTol*math.Max(1, step.Objective) {
-			break
-		}
-	}
-	alpha = slices.Clone(f.State.Alpha)
 	w.mu.Lock()
-	w.solved[n] = alpha
+	w.solved[n] = sol.Alpha
 	w.mu.Unlock()
-	return alpha, step, from, nil
+	return sol, from, nil
 }
