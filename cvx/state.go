@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/convexnn/convexnn/internal/atomicfile"
 )
 
 // StateVersion is the version of the run-state file format this build reads
@@ -83,32 +85,10 @@ type stateFile struct {
 	Solver []byte
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed over path, so a reader sees the old or the
-// new file, never a torn one.
+// writeAtomic writes data to path whole or not at all (atomicfile).
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cvx: creating state directory: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.WriteBytes(path, 0o644, data); err != nil {
 		return fmt.Errorf("cvx: saving state: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cvx: saving state to %s: %w", path, werr)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"embed"
 	"encoding/binary"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/convexnn/convexnn/internal/atomicfile"
 	"github.com/convexnn/convexnn/internal/floatbits"
 	"gonum.org/v1/gonum/mat"
 )
@@ -283,37 +283,20 @@ func writePrepared(path, key string, used []string, sp *Split) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteString(preparedMagic)
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(head)))
-	w.Write(n[:])
-	w.Write(head)
-	var werr error
-	for _, pt := range parts {
-		if werr == nil {
-			werr = part(pt, func(b []byte) error { _, err := w.Write(b); return err })
+	// A failed write only costs the next load a rebuild.
+	atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		for _, b := range [][]byte{[]byte(preparedMagic), binary.LittleEndian.AppendUint64(nil, uint64(len(head))), head} {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
 		}
-	}
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-	}
+		for _, pt := range parts {
+			if err := part(pt, func(b []byte) error { _, err := w.Write(b); return err }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // absOrEmpty is p made absolute ("" stays "").

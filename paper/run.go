@@ -16,6 +16,7 @@ import (
 
 	"github.com/convexnn/convexnn/cvx"
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/atomicfile"
 )
 
 // Reproduce runs the experiments at size, each with runs seeds (1 … runs),
@@ -147,13 +148,8 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	// Through a temporary file and a rename: an interruption never leaves
-	// a truncated result.json.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// An interruption never leaves a truncated result.json.
+	return atomicfile.WriteBytes(path, 0o644, append(raw, '\n'))
 }
 
 // writeReport writes res as dir/result.json and page as dir/report.html.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/convexnn/convexnn/internal/atomicfile"
 	"github.com/convexnn/convexnn/internal/npyhead"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/batchnorm"
@@ -205,29 +206,9 @@ func (f *File) Save(path string) error {
 	default:
 		return fmt.Errorf("netfile: %s: save a network as .json or .npz", path)
 	}
-	// Through a synced temporary file renamed over path: a reader sees the
-	// old file or the new one, never a torn one.
-	tf, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	// A reader sees the old file or the new one, never a torn one.
+	if err := atomicfile.WriteBytes(path, 0o644, buf.Bytes()); err != nil {
 		return fmt.Errorf("netfile: %w", err)
-	}
-	tmp := tf.Name()
-	_, werr := tf.Write(buf.Bytes())
-	if werr == nil {
-		werr = tf.Sync()
-	}
-	if cerr := tf.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("netfile: saving %s: %w", path, werr)
 	}
 	return nil
 }
