@@ -86,14 +86,28 @@ func executeAll(t *testing.T) map[string]*nbrun.Result {
 			runErr = err
 			return
 		}
+		// Two at a time: a notebook's kernel mostly waits on one core, and
+		// each run has its own state folder and kernel (nbrun.Execute).
 		results = map[string]*nbrun.Result{}
-		for _, nb := range list {
-			res, err := nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
-			if err != nil {
-				runErr = err
+		res := make([]*nbrun.Result, len(list))
+		errs := make([]error, len(list))
+		sem := make(chan struct{}, 2)
+		var wg sync.WaitGroup
+		for k, nb := range list {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				res[k], errs[k] = nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
+			}()
+		}
+		wg.Wait()
+		for k, nb := range list {
+			if errs[k] != nil {
+				runErr = errs[k]
 				return
 			}
-			results[filepath.Base(nb)] = res
+			results[filepath.Base(nb)] = res[k]
 		}
 	})
 	if runErr != nil {
