@@ -6,7 +6,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/internal/atomicfile"
+	"github.com/convexnn/convexnn/internal/floatbits"
 )
 
 // StateVersion is the version of the run-state file format this build reads
@@ -96,8 +96,6 @@ func writeAtomic(path string, data []byte) error {
 // stateMagic starts every run-state file; the version follows it.
 const stateMagic = stateFormat + " v"
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 func saveState(path string, s *stateFile) error {
 	s.Saved = time.Now().UTC()
 	var b bytes.Buffer
@@ -105,7 +103,7 @@ func saveState(path string, s *stateFile) error {
 	if err := gob.NewEncoder(&b).Encode(s); err != nil {
 		return fmt.Errorf("cvx: encoding state: %w", err)
 	}
-	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
+	b.Write(binary.LittleEndian.AppendUint32(nil, floatbits.CRC32C(0, b.Bytes())))
 	return writeAtomic(path, b.Bytes())
 }
 
@@ -154,7 +152,7 @@ func loadState(path string) (*stateFile, error) {
 		return nil, corrupt("truncated")
 	}
 	n := len(data) - 4
-	if crc32.Checksum(data[:n], castagnoli) != binary.LittleEndian.Uint32(data[n:]) {
+	if floatbits.CRC32C(0, data[:n]) != binary.LittleEndian.Uint32(data[n:]) {
 		return nil, corrupt("checksum mismatch: torn or damaged")
 	}
 	var s stateFile

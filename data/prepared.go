@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,8 +162,6 @@ func (pt preparedPart) floats(x, y [][]float64, cols []int) []float64 {
 	return x[pt.set][pt.lo*c : pt.hi*c]
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // preparedDir is the folder of the prepared-set cache, "" when off.
 func (s Source) preparedDir() string {
 	if s.NoPrepared {
@@ -276,7 +273,7 @@ func writePrepared(path, key string, used []string, sp *Split) {
 	parts := preparedParts(hd.Sets)
 	for _, pt := range parts {
 		crc := uint32(0)
-		part(pt, func(b []byte) error { crc = crc32.Update(crc, castagnoli, b); return nil })
+		part(pt, func(b []byte) error { crc = floatbits.CRC32C(crc, b); return nil })
 		hd.CRCs = append(hd.CRCs, crc)
 	}
 	head, err := json.Marshal(hd)
@@ -382,7 +379,7 @@ func readPrepared(path, key string) (*Split, error) {
 					if _, err := f.ReadAt(b, offsets[i]); err != nil {
 						return err
 					}
-					if crc32.Checksum(b, castagnoli) != hd.CRCs[i] {
+					if floatbits.CRC32C(0, b) != hd.CRCs[i] {
 						return errStale
 					}
 					return nil

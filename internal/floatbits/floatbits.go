@@ -53,6 +53,10 @@ func Read(v []float64, read func(b []byte) error) error {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// CRC32C updates the CRC-32C crc (0 to start) with b: the checksum of the
+// binary files (run states, prepared data sets).
+func CRC32C(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+
 // Digest fingerprints a sequence of float64 vectors by two CRC-32s of
 // different polynomials over their little-endian bytes (both computed in
 // hardware on amd64 and arm64, over 10 GB/s): it tells data apart from
