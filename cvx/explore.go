@@ -136,11 +136,12 @@ func (e *Explorer) Run() (*Explored, error) {
 		return f, nil
 	}
 	// render is position i's output. The start position's embeds the
-	// libraries the notebook's page needs (chartPage); every later figure
-	// replaces it in the same output, so it embeds the same ones, keeping
-	// the saved notebook self-contained. Live updates leave out the static
-	// image (its encoding is most of the time of a redraw); the output kept
-	// at the end has it.
+	// libraries the notebook's page needs (chartPage), and so does the
+	// output kept at the end, which replaces it, keeping the saved notebook
+	// self-contained. Live updates leave out both the libraries (the start
+	// output loaded them on the page; embedding echarts made each update
+	// ten times larger, about 460 KB) and the static image (its encoding
+	// was most of the time of a redraw).
 	render := func(i int, static bool) (string, error) {
 		f, err := compute(i)
 		if err != nil {
@@ -157,7 +158,7 @@ func (e *Explorer) Run() (*Explored, error) {
 				if i == start && static && claim(l) {
 					embedded[l] = true
 				}
-				return embedded[l]
+				return static && embedded[l]
 			}
 		}
 		h, err := f.fig.HTML(a, o)
@@ -217,6 +218,7 @@ func (e *Explorer) Run() (*Explored, error) {
 		return res, nil
 	}
 	res.Live = true
+	yieldToFrontEnd()
 	// While the reader looks, the other positions are computed in the
 	// background, nearest first, so that a move finds its figure ready;
 	// the background yields while a move's figure is computed (urgent).

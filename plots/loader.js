@@ -37,7 +37,9 @@ function load(cfg, option) {
       if (el) {
         cb(el);
       } else if (++tries <= 600) {
-        setTimeout(poll, 50);
+        /* Often a moment: look again soon at first (a live update is
+         * waiting for it), then every 50 ms. */
+        setTimeout(poll, tries <= 20 ? 5 : 50);
       } else {
         console.error(PREFIX + "chart element #" + cfg.id + " never appeared on the page");
       }

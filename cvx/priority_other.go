@@ -1,0 +1,6 @@
+//go:build !unix
+
+package cvx
+
+// yieldToFrontEnd does nothing where there is no nice value.
+func yieldToFrontEnd() {}
