@@ -35,11 +35,12 @@ import (
 // answering within ConnectWait) shows the chart at the start values and
 // returns.
 //
-// Figures are memoized by slider positions, and once the sliders are live
-// the other positions are computed in the background, nearest first (in
-// slider steps), so that a move usually finds its figure ready; while one
-// is computed, further moves coalesce into the latest (a slider reports its
-// position when it is released; its label follows it while it moves).
+// Figures are memoized by slider positions. The other positions are
+// computed nearest first (in slider steps): for up to Ahead before the
+// sliders appear, then in the background, so that a move usually finds its
+// figure ready; while one is computed, further moves coalesce into the
+// latest (a slider reports its position when it is released; its label
+// follows it while it moves).
 type Explorer struct {
 	Sliders []Slider
 	// Figure computes the chart at positions at (at[k] indexes
@@ -50,6 +51,12 @@ type Explorer struct {
 	// ConnectWait bounds the wait for the front-end's first message; 0
 	// means 5 s.
 	ConnectWait time.Duration
+	// Ahead bounds the time spent computing the other positions' figures,
+	// nearest first on two goroutines, after the start chart is shown and
+	// before the sliders appear, so that the first moves find their
+	// figures ready; 0 means 3 s, negative none. The background computes
+	// the rest once the sliders are live.
+	Ahead time.Duration
 }
 
 // Slider is one of an explorer's controls: a quantity, its values and the
@@ -184,6 +191,8 @@ func (e *Explorer) Run() (*Explored, error) {
 		return res, nil
 	}
 
+	e.computeAhead(g, start, func(i int) { compute(i) })
+
 	// The controls talk to this process through GoNB's comms, whose
 	// connection the kernel sets up on request (comms.Start); the request
 	// is repeated, since GoNB's front-end gives up after 500 ms without the
@@ -288,6 +297,37 @@ func (e *Explorer) Run() (*Explored, error) {
 			shown = i
 		}
 	}
+}
+
+// computeAhead computes figures (by compute, memoized) nearest first from
+// start on two goroutines until all are done or e.Ahead has passed (a
+// figure under way then finishes).
+func (e *Explorer) computeAhead(g positions, start int, compute func(int)) {
+	limit := e.Ahead
+	if limit == 0 {
+		limit = 3 * time.Second
+	}
+	if limit < 0 {
+		return
+	}
+	order := g.byDistance(start)
+	deadline := time.Now().Add(limit)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				k := int(next.Add(1)) - 1
+				if k >= len(order) {
+					return
+				}
+				compute(order[k]) // an error shows when the sliders reach it
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // positions is the grid of an explorer's slider positions, numbered in
