@@ -191,7 +191,11 @@ func (e *Explorer) Run() (*Explored, error) {
 		return res, nil
 	}
 
-	e.computeAhead(g, start, func(i int) { compute(i) })
+	if e.Ahead >= 0 {
+		gonbui.UpdateHTML(id+"-controls", `<div class="convexnn-explorer-preparing" style="font:13px sans-serif;color:#555;margin:6px 0">computing the positions near the start; the sliders follow…</div>`)
+		gonbui.Sync()
+		e.computeAhead(g, start, func(i int) { compute(i) })
+	}
 
 	// The controls talk to this process through GoNB's comms, whose
 	// connection the kernel sets up on request (comms.Start); the request
