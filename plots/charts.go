@@ -236,7 +236,9 @@ type HeatmapOptions struct {
 }
 
 // Heatmap draws a grid as colored cells on value axes, with scatter groups
-// on top, as for decision regions with training points. A grid holding
+// on top, as for decision regions with training points. A regular grid is
+// drawn by echarts' heatmap series, an irregular one by a custom series
+// (slower to draw); neither is animated. A grid holding
 // only two distinct values (such as predicted classes -1 and +1) is drawn
 // in two pale colors, blue for the lower value and red for the higher;
 // otherwise colors follow a continuous scale. The first overlay group is
