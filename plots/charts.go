@@ -236,9 +236,7 @@ type HeatmapOptions struct {
 }
 
 // Heatmap draws a grid as colored cells on value axes, with scatter groups
-// on top, as for decision regions with training points. A regular grid is
-// drawn by echarts' heatmap series, an irregular one by a custom series
-// (slower to draw); neither is animated. A grid holding
+// on top, as for decision regions with training points. A grid holding
 // only two distinct values (such as predicted classes -1 and +1) is drawn
 // in two pale colors, blue for the lower value and red for the higher;
 // otherwise colors follow a continuous scale. The first overlay group is
@@ -287,11 +285,11 @@ func Heatmap(o HeatmapOptions, g Grid, overlay ...Points) (*Figure, error) {
 		charts.WithToolboxOpts(toolboxOpts(false)),
 		charts.WithGridOpts(opts.Grid{Left: "24", Right: "110", Top: gridTop(o.Title, named), Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: text(o.XLabel), NameLocation: "middle", NameGap: 28,
-			SplitLine: &opts.SplitLine{Show: opts.Bool(false)}, AxisLine: offZero()}),
+			Min: round(xlo), Max: round(xhi), SplitLine: &opts.SplitLine{Show: opts.Bool(false)}, AxisLine: offZero()}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: text(o.YLabel),
-			SplitLine: &opts.SplitLine{Show: opts.Bool(false)}, AxisLine: offZero()}),
+			Min: round(ylo), Max: round(yhi), SplitLine: &opts.SplitLine{Show: opts.Bool(false)}, AxisLine: offZero()}),
 	)
-	// Each cell is just its value; the tooltip (and renderItem) find the
+	// Each cell is just its value; renderItem and the tooltip find the
 	// cell's coordinates from its index, which keeps big grids small.
 	cells := make([]float64, 0, len(g.X)*len(g.Y))
 	for _, row := range g.Z {
@@ -299,48 +297,26 @@ func Heatmap(o HeatmapOptions, g Grid, overlay ...Points) (*Figure, error) {
 			cells = append(cells, roundIn(z, zmin, zmax))
 		}
 	}
-	cellValue := "p.value"
-	if cat, ok := heatCategories(xe, ye, xlo, xhi, ylo, yhi); ok {
-		// A regular grid is drawn by echarts' own heatmap series on hidden
-		// category axes (one category per cell, widened with empty ones to
-		// take in the overlay) that share the plot area with the visible
-		// value axes: two to five times faster to draw than a custom
-		// series, which matters for charts redrawn live (cvx.Explorer).
-		xlo, xhi, ylo, yhi = cat.xmin, cat.xmax, cat.ymin, cat.ymax
-		c.ExtendXAxis(opts.XAxis{Type: "category", Show: opts.Bool(false), Position: "top", Data: cat.xs})
-		c.ExtendYAxis(opts.YAxis{Type: "category", Show: opts.Bool(false), Position: "right", Data: cat.ys})
-		c.AddSeries("value", nil, charts.WithSeriesOpts(func(ss *charts.SingleSeries) {
-			ss.Data = opts.FuncOpts(cat.dataJS(cells))
-			ss.XAxisIndex, ss.YAxisIndex = 1, 1
-		}))
-		c.MultiSeries[0].Type = types.ChartHeatMap
-		vm.Dimension = 2
-		cellValue = "p.value[2]"
-	} else {
-		c.AddSeries("value", nil, charts.WithSeriesOpts(func(ss *charts.SingleSeries) {
-			ss.Data = cells
-			ss.RenderItem = opts.FuncOpts(renderCellJS(xe, ye))
-		}))
-	}
+	c.AddSeries("value", nil, charts.WithSeriesOpts(func(ss *charts.SingleSeries) {
+		ss.Data = cells
+		ss.RenderItem = opts.FuncOpts(renderCellJS(xe, ye))
+	}))
 	// The axes end at the grid's edges, which are rarely round numbers: label
 	// only the round ticks in between.
-	inner := func(lo, hi float64) map[string]interface{} {
-		return map[string]interface{}{"min": round(lo), "max": round(hi),
-			"axisLabel": map[string]interface{}{"showMinLabel": false, "showMaxLabel": false}}
-	}
+	inner := map[string]interface{}{"axisLabel": map[string]interface{}{"showMinLabel": false, "showMaxLabel": false}}
 	p := &patch{
-		// A heatmap is redrawn rather than animated: its thousands of
-		// cells fading in cost more than drawing them.
+		// A heatmap is redrawn rather than animated (an explorer redraws it
+		// live): its thousands of cells fading in only delay the picture.
 		top:   map[string]interface{}{"visualMap": vm, "animation": false},
-		xAxis: inner(xlo, xhi),
-		yAxis: inner(ylo, yhi),
+		xAxis: inner,
+		yAxis: inner,
 		series: []map[string]interface{}{{
 			// Draw every cell in one frame: progressive rendering leaves a
 			// partly drawn map in exports and screenshots.
 			"progressive": 0,
 			"clip":        true,
 			"z":           1,
-			"tooltip":     map[string]interface{}{"formatter": opts.FuncOpts(cellTooltipJS(g.X, g.Y, axisName(o.XLabel, "x"), axisName(o.YLabel, "y"), cellValue))},
+			"tooltip":     map[string]interface{}{"formatter": opts.FuncOpts(cellTooltipJS(g.X, g.Y, axisName(o.XLabel, "x"), axisName(o.YLabel, "y")))},
 		}},
 	}
 	for i, pg := range overlay {
@@ -584,66 +560,9 @@ func renderCellJS(xe, ye []float64) string {
 	return b.String()
 }
 
-// cellAxes are the hidden category axes of a heatmap on a regular grid:
-// one category per cell, and before and after them as many empty ones as
-// the overlay needs to fit, so that the categories span [xmin, xmax] ×
-// [ymin, ymax], the range of the visible value axes.
-type cellAxes struct {
-	xs, ys                 []int // the categories' names (their indices)
-	before, beforeY        int   // empty categories before the cells
-	nx                     int   // cells along x
-	xmin, xmax, ymin, ymax float64
-}
-
-// heatCategories returns the category axes of the cells with edges xe and ye for
-// an overlay within [xlo, xhi] × [ylo, yhi], and false when the grid is
-// not regular (a custom series draws it then).
-func heatCategories(xe, ye []float64, xlo, xhi, ylo, yhi float64) (cellAxes, bool) {
-	if !uniform(xe) || !uniform(ye) {
-		return cellAxes{}, false
-	}
-	extend := func(e []float64, lo, hi float64) (names []int, before int, min, max float64) {
-		n := len(e) - 1
-		step := (e[n] - e[0]) / float64(n)
-		// Tolerate rounding: a point on the edge needs no extra cell.
-		before = max0(int(math.Ceil((e[0]-lo)/step - 1e-9)))
-		after := max0(int(math.Ceil((hi-e[n])/step - 1e-9)))
-		names = make([]int, before+n+after)
-		for i := range names {
-			names[i] = i
-		}
-		return names, before, e[0] - float64(before)*step, e[n] + float64(after)*step
-	}
-	var a cellAxes
-	a.xs, a.before, a.xmin, a.xmax = extend(xe, xlo, xhi)
-	a.ys, a.beforeY, a.ymin, a.ymax = extend(ye, ylo, yhi)
-	a.nx = len(xe) - 1
-	return a, true
-}
-
-func max0(k int) int {
-	if k < 0 {
-		return 0
-	}
-	return k
-}
-
-// dataJS returns a JavaScript expression for the heatmap's data items
-// [column, row, value] of the cells (row-major, x fastest), built in the
-// page from the values alone to keep the chart's output small.
-func (a cellAxes) dataJS(cells []float64) string {
-	var b strings.Builder
-	b.WriteString("(function () { var v = ")
-	writeNumbers(&b, cells)
-	fmt.Fprintf(&b, "; var nx = %d, bx = %d, by = %d, d = new Array(v.length);", a.nx, a.before, a.beforeY)
-	b.WriteString(` for (var k = 0; k < v.length; k++) { var j = k % nx; d[k] = [bx + j, by + (k - j) / nx, v[k]]; } return d; })()`)
-	return b.String()
-}
-
 // cellTooltipJS returns an echarts tooltip formatter for the cells of a
-// heatmap whose data item k is the cell (X[k mod len(X)], Y[k div
-// len(X)]) with value value (a JavaScript expression of the item p).
-func cellTooltipJS(x, y []float64, xlabel, ylabel, value string) string {
+// heatmap drawn by renderCellJS.
+func cellTooltipJS(x, y []float64, xlabel, ylabel string) string {
 	var b strings.Builder
 	b.WriteString("(function () { var xs = ")
 	writeNumbers(&b, x)
@@ -653,7 +572,7 @@ func cellTooltipJS(x, y []float64, xlabel, ylabel, value string) string {
 	b.WriteString(` var f = ` + valueFormatterJS + `;
 	return function (p) {
 	var k = p.dataIndex, j = k % nx, i = (k - j) / nx;
-	return lx + ' = ' + f(xs[j]) + '<br>' + ly + ' = ' + f(ys[i]) + '<br>' + p.marker + f(` + value + `);
+	return lx + ' = ' + f(xs[j]) + '<br>' + ly + ' = ' + f(ys[i]) + '<br>' + p.marker + f(p.value);
 }; })()`)
 	return b.String()
 }

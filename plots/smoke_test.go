@@ -312,15 +312,6 @@ func smokeFigures(t *testing.T) []func(Assets, HTMLOptions) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An irregular grid (drawn by a custom series, not echarts' heatmap).
-	warped := Grid{Y: g.Y, Z: g.Z}
-	for _, x := range g.X {
-		warped.X = append(warped.X, x+0.2*x*x*x/(1+x*x))
-	}
-	irregular, err := Heatmap(HeatmapOptions{Title: "Decision function on an irregular grid", XLabel: "x1", YLabel: "x2", Diverging: true}, warped, neg, pos)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sg := Grid{}
 	for i := 0; i <= 30; i++ {
 		sg.X = append(sg.X, -2+4*float64(i)/30)
@@ -346,7 +337,7 @@ func smokeFigures(t *testing.T) []func(Assets, HTMLOptions) (string, error) {
 	}
 	sc3.AddSeries("helix", d)
 	return []func(Assets, HTMLOptions) (string, error){
-		line.HTML, heat.HTML, regions.HTML, irregular.HTML, surf.HTML,
+		line.HTML, heat.HTML, regions.HTML, surf.HTML,
 		func(a Assets, o HTMLOptions) (string, error) { return ChartHTML(sc3, a, o) },
 	}
 }
