@@ -19,6 +19,7 @@ import (
 
 	"github.com/convexnn/convexnn/plots"
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/ipm"
 	"github.com/convexnn/convexnn/solvers/scp"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/comms"
@@ -200,7 +201,12 @@ func (e *Explorer) Run() (*Explored, error) {
 	// The controls talk to this process through GoNB's comms, whose
 	// connection the kernel sets up on request (comms.Start); the request
 	// is repeated, since GoNB's front-end gives up after 500 ms without the
-	// kernel's answer, which a busy machine can exceed.
+	// kernel's answer, which a busy machine can exceed. Each request's
+	// controls script says hello with its attempt's number ([-2, k]), and
+	// only the hello of the latest attempt counts: a late hello of an
+	// earlier one came through a connection the latest request replaced
+	// (GoNB's script closes the one before), which may itself have failed,
+	// leaving the sliders with no way to the cell.
 	// Positions travel as JSON text ("[4,1]"): GoNB's comms convert
 	// numbers, not arrays of them.
 	moves := comms.Listen[string](address).LatestOnly()
@@ -215,14 +221,23 @@ func (e *Explorer) Run() (*Explored, error) {
 	connected := false
 	for attempt := 0; attempt < 3 && !connected; attempt++ {
 		comms.Start()
-		dom.TransientJavascript(e.controlsJS(id, address))
-		select {
-		case <-moves.C: // the controls say hello with the start positions
-			connected = true
-		case <-time.After(wait / 3):
-		case <-ctx.Done():
-			gonbui.UpdateHTML(id+"-controls", "")
-			return res, nil
+		dom.TransientJavascript(e.controlsJS(id, address, attempt))
+		timeout := time.After(wait / 3)
+	listen:
+		for {
+			select {
+			case msg := <-moves.C:
+				var hello []int
+				if json.Unmarshal([]byte(msg), &hello) == nil && slices.Equal(hello, []int{-2, attempt}) {
+					connected = true
+					break listen
+				}
+			case <-timeout:
+				break listen
+			case <-ctx.Done():
+				gonbui.UpdateHTML(id+"-controls", "")
+				return res, nil
+			}
 		}
 	}
 	if !connected {
@@ -277,6 +292,9 @@ func (e *Explorer) Run() (*Explored, error) {
 			}
 			var at []int
 			if json.Unmarshal([]byte(msg), &at) != nil {
+				continue
+			}
+			if len(at) > 0 && at[0] == -2 { // a late hello
 				continue
 			}
 			if len(at) > 0 && at[0] < 0 { // the done button
@@ -446,11 +464,11 @@ func (e *Explorer) controlsHTML(id string) string {
 }
 
 // controlsJS wires the controls to address: the sliders' positions when
-// one is released, [−1] for the done button, and the start positions once
-// connected.
-func (e *Explorer) controlsJS(id, address string) string {
+// one is released, [−1] for the done button, and the hello [−2, attempt]
+// once connected.
+func (e *Explorer) controlsJS(id, address string, attempt int) string {
 	return fmt.Sprintf(`(function () {
-  var id = %q, address = %q, tries = 0;
+  var id = %q, address = %q, attempt = %d, tries = 0;
   function send(v) {
     var c = globalThis.gonb_comm;
     if (c && typeof c.send === "function") {
@@ -482,9 +500,9 @@ func (e *Explorer) controlsJS(id, address string) string {
         send([-1]);
       });
     }
-    send(positions());
+    send([-2, attempt]);
   })();
-})();`, id, address)
+})();`, id, address, attempt)
 }
 
 // formatValue writes a slider value briefly.
@@ -509,11 +527,18 @@ func check2D(what string, x *mat.Dense, y []float64) error {
 // number of sampled patterns P_s on 2-D data, starting in the middle of
 // both lists: at each (β, P_s), the hinge-loss program with biases over P_s
 // patterns sampled with seed (nested: P_s patterns are the first P_s of any
-// larger sample), solved to its certified optimum by the interior-point
-// method, and the recovered network's regions with the training points; the
-// status line gives the objective, the certified gap, the active neurons
-// and the training accuracy. (Interior-point solves start afresh: a warm
-// start does not help them; each takes tens of milliseconds here.)
+// larger sample), solved to a certified relative gap of warmGap, and the
+// recovered network's regions with the training points; the status line
+// gives the objective, the certified gap, the active neurons, the training
+// accuracy and the position the solve started from.
+//
+// Each solve is warm-started from the solution at the nearest position
+// solved before (warmSolves, regionsRank): the working-set method
+// (ipm.WorkingSet, ipm.WarmWorkingSet) starts from the patterns of that
+// solution's nonzero groups and the sample's patterns it did not have, so
+// that the interior-point method solves the program restricted to them,
+// and the certificate on the whole program either proves that point
+// optimal or names the patterns to add (docs/performance.md measures it).
 func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns []int, seed uint64) (*Explored, error) {
 	if err := check2D("ExploreRegions", x, y); err != nil {
 		return nil, err
@@ -530,10 +555,16 @@ func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns []int, 
 		}
 		ps[k] = float64(p)
 	}
-	e := &Explorer{
+	warm := &warmSolves{rank: regionsRank}
+	var e *Explorer
+	e = &Explorer{
 		Sliders: []Slider{{Label: "β", Values: betas, Start: len(betas) / 2}, {Label: "P_s", Values: ps, Start: len(ps) / 2}},
 		Figure: func(at []int) (*plots.Figure, string, error) {
-			sol, err := Solve(Classify(x, y).Hinge().Beta(betas[at[0]]).Bias().SamplePatterns(patterns[at[1]], seed), IPM{})
+			prog, err := Classify(x, y).Hinge().Beta(betas[at[0]]).Bias().SamplePatterns(patterns[at[1]], seed).Convex()
+			if err != nil {
+				return nil, "", err
+			}
+			sol, from, err := warm.solve(at, prog, solvers.Perturbation{})
 			if err != nil {
 				return nil, "", err
 			}
@@ -545,10 +576,187 @@ func ExploreRegions(x *mat.Dense, y []float64, betas []float64, patterns []int, 
 			if err != nil {
 				return nil, "", err
 			}
-			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e), %d active neurons, training accuracy %.1f%%",
-				sol.Objective, sol.Gap, sol.Network.Width(), 100*acc), nil
+			return fig, fmt.Sprintf("objective %.6g (certified gap %.1e, %d working-set rounds %s), %d active neurons, training accuracy %.1f%%",
+				sol.Objective, sol.Gap, sol.Iterations, e.startedFrom(from), sol.Network.Width(), 100*acc), nil
 		}}
 	return e.Run()
+}
+
+// ExploreAdversarial is an Explorer of convex adversarial training against
+// the radius ε on 2-D data, starting in the middle of radii: at each ε the
+// robust hinge-loss program with biases and ℓ∞ perturbations (eq.
+// hinge_adv_D) over the patterns Algorithm adv_train samples at that ε (a),
+// solved to a certified relative gap of warmGap, and the chart of the
+// points its network certifies (CertifiedScatterFigure); the status line
+// gives the robust objective, its certified gap, where the solve started,
+// and the accuracy under PGD at ε of that network and of standard (a
+// network trained without perturbations; nil leaves it out).
+//
+// Each solve is warm-started from the solution at the nearest ε solved
+// before: the working-set method starts from the patterns of its support,
+// matched by activation (the samples differ with ε), and the new program's
+// start patterns that the earlier sample lacks (ipm.WarmWorkingSet).
+func ExploreAdversarial(x *mat.Dense, y []float64, beta float64, radii []float64, a AdvTrain, standard *Network) (*Explored, error) {
+	if err := check2D("ExploreAdversarial", x, y); err != nil {
+		return nil, err
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return nil, fmt.Errorf("cvx: ExploreAdversarial: β = %v, want 0 < β < ∞", beta)
+	}
+	for k, e := range radii {
+		if !(e > 0) || math.IsInf(e, 0) {
+			return nil, fmt.Errorf("cvx: ExploreAdversarial: ε[%d] = %v, want 0 < ε < ∞", k, e)
+		}
+	}
+	problem := func(e float64) *Problem {
+		return Classify(x, y).Hinge().Beta(beta).Bias().Robust(e, LInf).RobustPatterns(a)
+	}
+	if len(radii) > 0 {
+		if err := problem(radii[0]).Err(); err != nil {
+			return nil, err
+		}
+	}
+	warm := &warmSolves{rank: radiusRank}
+	var e *Explorer
+	e = &Explorer{
+		Sliders: []Slider{{Label: "ε", Values: radii, Start: len(radii) / 2}},
+		Figure: func(at []int) (*plots.Figure, string, error) {
+			eps := radii[at[0]]
+			prob := problem(eps)
+			prog, err := prob.Convex()
+			if err != nil {
+				return nil, "", err
+			}
+			sol, from, err := warm.solve(at, prog, prob.Perturbation())
+			if err != nil {
+				return nil, "", err
+			}
+			attack := Attack{Method: PGD, Eps: eps}
+			pgd, err := AttackAccuracy(sol.Network, x, y, Hinge, attack)
+			if err != nil {
+				return nil, "", err
+			}
+			line := fmt.Sprintf("robust objective %.6g (certified gap %.1e, %d working-set rounds %s); accuracy under PGD: adversarial %.1f%%",
+				sol.Objective, sol.Gap, sol.Iterations, e.startedFrom(from), 100*pgd)
+			if standard != nil {
+				pgdStd, err := AttackAccuracy(standard, x, y, Hinge, attack)
+				if err != nil {
+					return nil, "", err
+				}
+				line += fmt.Sprintf(", standard %.1f%%", 100*pgdStd)
+			}
+			fig, err := CertifiedScatterFigure(sol.Network, x, y, eps, LInf)
+			return fig, line, err
+		}}
+	return e.Run()
+}
+
+// startedFrom says where a warm-started solve began: at the positions from,
+// or afresh (nil).
+func (e *Explorer) startedFrom(from []int) string {
+	if from == nil {
+		return "started afresh"
+	}
+	return "warm-started from " + e.describe(from)
+}
+
+// warmGap is the certified relative gap of the explorers' working-set
+// solves (ExploreRegions, ExploreAdversarial).
+const warmGap = 1e-7
+
+// warmSolves solves an explorer's programs by the working-set method
+// (ipm.WorkingSet) to warmGap, each warm-started (ipm.WarmWorkingSet) from
+// the solution at the nearest position solved before: the least rank(from,
+// at) (the distance in slider steps, with the explorer's preferences), ties
+// to the first position in order. It is safe for concurrent use.
+type warmSolves struct {
+	rank func(from, at [2]int) int
+
+	mu     sync.Mutex
+	solved map[[2]int]warmSolution
+}
+
+// warmSolution is a position's program, its perturbation and its
+// solution's weights.
+type warmSolution struct {
+	prog *solvers.Program
+	pert solvers.Perturbation
+	w    solvers.Weights
+}
+
+// solve solves the program prog (with perturbation pert) of the explorer's
+// position at (one or two sliders) and returns the position it started
+// from (nil: none solved before, or the warm working set came out empty
+// and the method chose its own). The solution's Status says whether the
+// gap was reached.
+func (s *warmSolves) solve(pos []int, prog *solvers.Program, pert solvers.Perturbation) (*Solution, []int, error) {
+	t0 := time.Now()
+	var at [2]int
+	copy(at[:], pos)
+	var from *[2]int
+	var prev warmSolution
+	s.mu.Lock()
+	best := math.MaxInt
+	for pos, sol := range s.solved {
+		r := s.rank(pos, at)
+		if r < best || r == best && (pos[0] < from[0] || pos[0] == from[0] && pos[1] < from[1]) {
+			p := pos
+			best, from, prev = r, &p, sol
+		}
+	}
+	s.mu.Unlock()
+	var st *ipm.WorkingSetState
+	if from != nil {
+		start, err := ipm.WarmWorkingSet(prog, pert, prev.prog, prev.pert, prev.w)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(start) > 0 {
+			st = &ipm.WorkingSetState{Patterns: start}
+		} else {
+			from = nil
+		}
+	}
+	ws, err := ipm.NewWorkingSet(prog, pert, warmGap, 0, ipm.Options{}, st, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A solve that stops short of warmGap (the certificate may stall above
+	// it, and the method then finds no pattern left to add) still has a
+	// certified point, shown with its gap.
+	sol, err := workingSetSolution(context.Background(), ws, t0)
+	if sol == nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	if s.solved == nil {
+		s.solved = map[[2]int]warmSolution{}
+	}
+	s.solved[at] = warmSolution{prog, pert, sol.Weights}
+	s.mu.Unlock()
+	if from == nil {
+		return sol, nil, nil
+	}
+	return sol, from[:len(pos)], nil
+}
+
+// radiusRank is ExploreAdversarial's distance from position from to at,
+// in slider steps.
+func radiusRank(from, at [2]int) int { return max(from[0]-at[0], at[0]-from[0]) }
+
+// regionsRank is ExploreRegions' distance from position from to at, in
+// slider steps; among equally near solutions the same sample of patterns
+// comes first, then a larger one (its support cut to the smaller sample),
+// then a smaller one (whose sample lacks patterns of at's).
+func regionsRank(from, at [2]int) int {
+	steps := 4 * (max(from[0]-at[0], at[0]-from[0]) + max(from[1]-at[1], at[1]-from[1]))
+	switch {
+	case from[1] == at[1]:
+		return steps
+	case from[1] > at[1]:
+		return steps + 1
+	}
+	return steps + 2
 }
 
 // ExploreSCP is an Explorer of the sampled convex program's network (eq.

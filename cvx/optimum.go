@@ -78,30 +78,7 @@ func optimum(ctx context.Context, prog *solvers.Program, pert solvers.Perturbati
 		if err != nil {
 			return nil, err
 		}
-		last, stop := ws.Solve(ctx, 0, nil)
-		if last.Round == 0 {
-			return nil, stop
-		}
-		b := last.Bound
-		s := &Solution{Objective: b.Objective, Violation: b.Violation, Iterations: last.Round, Weights: last.Weights, Program: prog, Perturbation: pert}
-		if s.Clean, err = prog.Objective(s.Weights); err != nil {
-			return nil, err
-		}
-		cert, err := certify.New(prog, pert)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.adoptStrict(cert, &b); err != nil {
-			return nil, err
-		}
-		if err := s.complete(t0, b); err != nil {
-			return nil, err
-		}
-		s.Status = gapStatus(s.Gap, gap)
-		if stop != nil {
-			return s, fmt.Errorf("cvx: Optimum stopped after %d working-set rounds: %w", s.Iterations, stop)
-		}
-		return s, nil
+		return workingSetSolution(ctx, ws, t0)
 	case ipm.InteriorPoint:
 		var s *Solution
 		var err error
@@ -158,4 +135,39 @@ func gapStatus(got, want float64) string {
 		return "gap reached"
 	}
 	return "gap not reached"
+}
+
+// workingSetSolution runs ws (ipm.WorkingSet) to its certified gap and
+// returns its last round's point as a Solution (Iterations counts the
+// rounds), the point lifted off its active cone margins (adoptStrict); the
+// Status says whether the gap was reached. When the method stops early
+// (ctx, or no pattern left to add) the last round's Solution comes with
+// the error; before the first round, the error alone.
+func workingSetSolution(ctx context.Context, ws *ipm.WorkingSet, t0 time.Time) (*Solution, error) {
+	prog, pert := ws.Program, ws.Perturbation
+	last, stop := ws.Solve(ctx, 0, nil)
+	if last.Round == 0 {
+		return nil, stop
+	}
+	b := last.Bound
+	s := &Solution{Objective: b.Objective, Violation: b.Violation, Iterations: last.Round, Weights: last.Weights, Program: prog, Perturbation: pert}
+	var err error
+	if s.Clean, err = prog.Objective(s.Weights); err != nil {
+		return nil, err
+	}
+	cert, err := certify.New(prog, pert)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.adoptStrict(cert, &b); err != nil {
+		return nil, err
+	}
+	if err := s.complete(t0, b); err != nil {
+		return nil, err
+	}
+	s.Status = gapStatus(s.Gap, ws.Gap)
+	if stop != nil {
+		return s, fmt.Errorf("cvx: the working-set method stopped after %d rounds: %w", s.Iterations, stop)
+	}
+	return s, nil
 }

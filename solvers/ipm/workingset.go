@@ -115,16 +115,8 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 		w.State.Patterns = warmPatterns(p, *warm)
 	}
 	if len(w.State.Patterns) == 0 {
-		// The groups' exact s_j at zero (no steps on the perturbation
-		// slopes: at zero every worst case is one).
-		cert.Refine = 1
-		b, err := cert.Bound(p.NewWeights(), nil)
-		if err != nil {
+		if w.State.Patterns, err = startPatterns(p, cert, add); err != nil {
 			return nil, err
-		}
-		w.State.Patterns = worstPatterns(b.Groups, np, nil, np, p.Beta*startFloor)
-		if len(w.State.Patterns) < 2 {
-			w.State.Patterns = worstPatterns(b.Groups, np, nil, add, math.Inf(-1))
 		}
 	}
 	if w.State.Tol == 0 {
@@ -134,6 +126,110 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 		}
 	}
 	return w, nil
+}
+
+// StartPatterns returns the first working set of NewWorkingSet without a
+// state or a warm point: the patterns whose groups' dual constraints at
+// zero reach startFloor·β (at least two: else the max(2, P/8) patterns
+// whose groups violate them most).
+func StartPatterns(p *solvers.Program, pert solvers.Perturbation) ([]int, error) {
+	if err := checkProgram(p); err != nil {
+		return nil, err
+	}
+	cert, err := NewCertifier(p, pert)
+	if err != nil {
+		return nil, err
+	}
+	_, _, np := p.Dims()
+	return startPatterns(p, cert, max(2, np/8))
+}
+
+func startPatterns(p *solvers.Program, cert *certify.Certifier, add int) ([]int, error) {
+	_, _, np := p.Dims()
+	// The groups' exact s_j at zero (no steps on the perturbation slopes:
+	// at zero every worst case is one).
+	cert.Refine = 1
+	b, err := cert.Bound(p.NewWeights(), nil)
+	if err != nil {
+		return nil, err
+	}
+	ws := worstPatterns(b.Groups, np, nil, np, p.Beta*startFloor)
+	if len(ws) < 2 {
+		ws = worstPatterns(b.Groups, np, nil, add, math.Inf(-1))
+	}
+	return ws, nil
+}
+
+// WarmWorkingSet returns a first working set (WorkingSetState.Patterns)
+// that starts p (with perturbation pert) from w, the solution of an earlier
+// program from (with perturbation fromPert) over the same points: another
+// β, another sample of patterns, another radius. It holds the patterns of
+// p equal to a pattern of w's support (a nonzero group) and p's start
+// patterns (StartPatterns) that from does not have at all, since the
+// earlier solution says nothing of them. A pattern that from has and its
+// solution leaves at zero stays out when the two perturbations are the
+// same (the certificate of the first round names it if p needs it); when
+// they differ, the groups' cone constraints differ (S_i X v_i ≥ ε‖v_i‖_*),
+// the earlier zeros do not carry over, and every start pattern joins
+// (measured on notebook 06's explorer: 1 round at every radius, where
+// leaving them out took 2–3 rounds when ε fell). The result is sorted; it
+// may be empty, and then NewWorkingSet starts from StartPatterns.
+func WarmWorkingSet(p *solvers.Program, pert solvers.Perturbation, from *solvers.Program, fromPert solvers.Perturbation, w solvers.Weights) ([]int, error) {
+	if err := checkProgram(p); err != nil {
+		return nil, err
+	}
+	if from == nil {
+		return nil, errors.New("ipm: WarmWorkingSet: nil earlier program")
+	}
+	n, _, _ := p.Dims()
+	m, _, fp := from.Dims()
+	if m != n {
+		return nil, fmt.Errorf("ipm: WarmWorkingSet: the programs have %d and %d points", n, m)
+	}
+	if w.V == nil || w.W == nil {
+		return nil, errors.New("ipm: WarmWorkingSet: the earlier solution has no weights")
+	}
+	if r, _ := w.V.Dims(); r != fp {
+		return nil, fmt.Errorf("ipm: WarmWorkingSet: the earlier solution has %d groups v_i, its program %d patterns", r, fp)
+	}
+	key := func(d solvers.Pattern) string {
+		b := make([]byte, len(d))
+		for i, on := range d {
+			if on {
+				b[i] = 1
+			}
+		}
+		return string(b)
+	}
+	inSupport := map[string]bool{} // the patterns of from, true for those of the support
+	for i, d := range from.D {
+		k := key(d)
+		inSupport[k] = inSupport[k] || mat.Norm(w.V.RowView(i), 2) > 0 || mat.Norm(w.W.RowView(i), 2) > 0
+	}
+	same := pert.Eps == fromPert.Eps && (pert.Eps == 0 || pert.Norm.Canonical() == fromPert.Norm.Canonical())
+	var ws, candidates []int // candidates: start patterns if StartPatterns says so
+	for i, d := range p.D {
+		switch on, seen := inSupport[key(d)]; {
+		case on:
+			ws = append(ws, i)
+		case !seen || !same:
+			candidates = append(candidates, i)
+		}
+	}
+	if len(candidates) == 0 { // StartPatterns costs a certificate at zero
+		return ws, nil
+	}
+	start, err := StartPatterns(p, pert)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range candidates {
+		if _, found := slices.BinarySearch(start, i); found {
+			ws = append(ws, i)
+		}
+	}
+	slices.Sort(ws)
+	return ws, nil
 }
 
 func (st *WorkingSetState) check(np int) error {

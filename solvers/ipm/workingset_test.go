@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"github.com/convexnn/convexnn/internal/testenv"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestWorkingSetReachesTheOptimum checks that the working-set method ends
@@ -143,6 +145,72 @@ func TestMethodForChoosesTheWorkingSet(t *testing.T) {
 		}
 		if got := MethodFor(p, c.pert); got != c.want {
 			t.Errorf("%v %v: method %d, want %d", c.c, c.pert, got, c.want)
+		}
+	}
+}
+
+// TestWarmWorkingSet checks the rule of WarmWorkingSet on a program whose
+// earlier program shares three of its patterns (two in the earlier
+// solution's support, one at zero) and has one of its own: the first
+// working set is the two shared support patterns and the start patterns
+// the earlier program lacks, or, from another radius, all start patterns;
+// a mismatched solution or program is refused.
+func TestWarmWorkingSet(t *testing.T) {
+	p := testprog.Random(t, testprog.Instance{N: 30, D: 3, P: 12, Loss: solvers.HingeLoss, Bias: true, Beta: 0.001, Seed: 35})
+	n, d, np := p.Dims()
+	own := make(solvers.Pattern, n)
+	for k := range own {
+		own[k] = k%3 == 0
+	}
+	from := &solvers.Program{X: p.X, Y: p.Y, Loss: p.Loss, Beta: p.Beta, Bias: p.Bias, D: solvers.Patterns{p.D[5], own, p.D[2], p.D[7]}}
+	w := from.NewWeights()
+	w.V.Set(0, 0, 1) // p's pattern 5
+	w.W.Set(3, 1, 1) // p's pattern 7; p's pattern 2 and the own pattern stay at zero
+	got, err := WarmWorkingSet(p, solvers.Perturbation{}, from, solvers.Perturbation{}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := StartPatterns(p, solvers.Perturbation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{5, 7}
+	for _, i := range start {
+		if i != 2 && i != 5 && i != 7 {
+			want = append(want, i)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) || len(start) == 0 {
+		t.Errorf("warm working set %v, want %v (start patterns %v)", got, want, start)
+	}
+	// From another radius every start pattern joins the support.
+	robust := solvers.Perturbation{Eps: 0.05, Norm: solvers.LInf}
+	if start, err = StartPatterns(p, robust); err != nil {
+		t.Fatal(err)
+	}
+	want = []int{5, 7}
+	for _, i := range start {
+		if i != 5 && i != 7 {
+			want = append(want, i)
+		}
+	}
+	slices.Sort(want)
+	if got, err = WarmWorkingSet(p, robust, from, solvers.Perturbation{Eps: 0.02, Norm: solvers.LInf}, w); err != nil || !slices.Equal(got, want) || !slices.Contains(start, 2) {
+		t.Errorf("from another radius: warm working set %v (%v), want %v (start patterns %v, which should hold pattern 2)", got, err, want, start)
+	}
+	for _, bad := range []struct {
+		from *solvers.Program
+		w    solvers.Weights
+		msg  string
+	}{
+		{nil, w, "nil earlier program"},
+		{&solvers.Program{X: p.X.Slice(0, n-1, 0, d).(*mat.Dense), Y: p.Y[:n-1], Loss: p.Loss, Beta: p.Beta, D: solvers.Patterns{own[:n-1]}}, w, "points"},
+		{from, solvers.Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}, "groups"},
+		{from, solvers.Weights{}, "no weights"},
+	} {
+		if _, err := WarmWorkingSet(p, solvers.Perturbation{}, bad.from, solvers.Perturbation{}, bad.w); err == nil || !strings.Contains(err.Error(), bad.msg) {
+			t.Errorf("%s: error %v", bad.msg, err)
 		}
 	}
 }
