@@ -184,7 +184,7 @@ func TestWarmWorkingSet(t *testing.T) {
 	if !slices.Equal(got, want) || len(start) == 0 {
 		t.Errorf("warm working set %v, want %v (start patterns %v)", got, want, start)
 	}
-	// From another radius every start pattern joins the support.
+	// At another radius every start pattern joins the support.
 	robust := solvers.Perturbation{Eps: 0.05, Norm: solvers.LInf}
 	if start, err = StartPatterns(p, robust); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestWarmWorkingSet(t *testing.T) {
 	}
 	slices.Sort(want)
 	if got, err = WarmWorkingSet(p, robust, from, solvers.Perturbation{Eps: 0.02, Norm: solvers.LInf}, w); err != nil || !slices.Equal(got, want) || !slices.Contains(start, 2) {
-		t.Errorf("from another radius: warm working set %v (%v), want %v (start patterns %v, which should hold pattern 2)", got, err, want, start)
+		t.Errorf("other radius: warm working set %v (%v), want %v (start patterns %v, which should hold pattern 2)", got, err, want, start)
 	}
 	for _, bad := range []struct {
 		from *solvers.Program
