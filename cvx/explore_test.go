@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/plots"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/scp"
@@ -216,12 +217,18 @@ func TestAdversarialWarmStartReachesTheSameOptimum(t *testing.T) {
 		radii []float64
 		a     AdvTrain
 		moves []struct{ at, from []int }
+		// stalls marks the instance whose certificate stalls (5 rounds at
+		// ε = 0.02): make test runs it in its pass without -race.
+		stalls bool
 	}{
 		{dx, dy, 1e-3, []float64{0.02, 0.05, 0.08}, AdvTrain{Directions: 16, PerDirection: 4, Patterns: 16, Seed: 2},
-			[]struct{ at, from []int }{{[]int{1}, nil}, {[]int{2}, []int{1}}, {[]int{0}, []int{1}}}},
+			[]struct{ at, from []int }{{[]int{1}, nil}, {[]int{2}, []int{1}}, {[]int{0}, []int{1}}}, false},
 		{tx, ty, 1e-6, []float64{0.02, 0.05, 0.08}, AdvTrain{Directions: 20, PerDirection: 8, Patterns: 20, Seed: 1},
-			[]struct{ at, from []int }{{[]int{2}, nil}, {[]int{1}, []int{2}}, {[]int{0}, []int{1}}}},
+			[]struct{ at, from []int }{{[]int{2}, nil}, {[]int{1}, []int{2}}, {[]int{0}, []int{1}}}, true},
 	} {
+		if c.stalls && testenv.Race {
+			continue
+		}
 		w := &warmSolves{rank: radiusRank}
 		for _, m := range c.moves {
 			eps := c.radii[m.at[0]]
