@@ -139,3 +139,26 @@ func TestBenchAccuracyBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestAccuracyTableRatios: the table gives CVXOPT's time over ours where
+// both reached a target, a lower bound "> r×" where CVXOPT stopped at its
+// time cap, and "—" where neither is known.
+func TestAccuracyTableRatios(t *testing.T) {
+	sec := func(v float64) *float64 { return &v }
+	rs := []AccInstanceResult{{Name: "mid", Solvers: []AccSolver{
+		{Solver: "ipm", Targets: []AccTarget{{Target: 1e-4, Seconds: sec(2)}, {Target: 1e-6, Seconds: sec(4)}}},
+		{Solver: AccCVXOPT, Targets: []AccTarget{{Target: 1e-4, Seconds: sec(300)}, {Target: 1e-6, AtLeast: 1500, Gap: accNum(math.NaN())}}},
+		{Solver: "admm", Targets: []AccTarget{{Target: 1e-4, Gap: 0.3}}},
+	}}}
+	var out bytes.Buffer
+	accPrintTable(&out, rs, []float64{1e-4, 1e-6})
+	text := out.String()
+	for _, want := range []string{"150×", "> 375×"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if table, _, _ := strings.Cut(text, "(g):"); strings.Count(table, "×") != 2 {
+		t.Errorf("table has other ratios than CVXOPT's over the interior-point method's:\n%s", text)
+	}
+}
