@@ -98,7 +98,7 @@ func NewWorkingSet(p *solvers.Program, pert solvers.Perturbation, gap float64, a
 		return nil, fmt.Errorf("ipm: working set: Add = %d < 0", add)
 	}
 	if add == 0 {
-		add = max(2, np/8)
+		add = defaultAdd(np)
 	}
 	cert, err := NewCertifier(p, pert)
 	if err != nil {
@@ -141,8 +141,12 @@ func StartPatterns(p *solvers.Program, pert solvers.Perturbation) ([]int, error)
 		return nil, err
 	}
 	_, _, np := p.Dims()
-	return startPatterns(p, cert, max(2, np/8))
+	return startPatterns(p, cert, defaultAdd(np))
 }
+
+// defaultAdd is the number of patterns a round adds when WorkingSet.Add is
+// 0: max(2, P/8).
+func defaultAdd(np int) int { return max(2, np/8) }
 
 func startPatterns(p *solvers.Program, cert *certify.Certifier, add int) ([]int, error) {
 	_, _, np := p.Dims()
@@ -181,6 +185,9 @@ func WarmWorkingSet(p *solvers.Program, pert solvers.Perturbation, from *solvers
 	if from == nil {
 		return nil, errors.New("ipm: WarmWorkingSet: nil earlier program")
 	}
+	if err := from.Validate(); err != nil {
+		return nil, fmt.Errorf("ipm: WarmWorkingSet: the earlier program: %w", err)
+	}
 	n, _, _ := p.Dims()
 	m, _, fp := from.Dims()
 	if m != n {
@@ -191,6 +198,9 @@ func WarmWorkingSet(p *solvers.Program, pert solvers.Perturbation, from *solvers
 	}
 	if r, _ := w.V.Dims(); r != fp {
 		return nil, fmt.Errorf("ipm: WarmWorkingSet: the earlier solution has %d groups v_i, its program %d patterns", r, fp)
+	}
+	if r, _ := w.W.Dims(); r != fp {
+		return nil, fmt.Errorf("ipm: WarmWorkingSet: the earlier solution has %d groups w_i, its program %d patterns", r, fp)
 	}
 	key := func(d solvers.Pattern) string {
 		b := make([]byte, len(d))

@@ -208,6 +208,8 @@ func TestWarmWorkingSet(t *testing.T) {
 		{&solvers.Program{X: p.X.Slice(0, n-1, 0, d).(*mat.Dense), Y: p.Y[:n-1], Loss: p.Loss, Beta: p.Beta, D: solvers.Patterns{own[:n-1]}}, w, "points"},
 		{from, solvers.Weights{V: mat.NewDense(np, d, nil), W: mat.NewDense(np, d, nil)}, "groups"},
 		{from, solvers.Weights{}, "no weights"},
+		{from, solvers.Weights{V: w.V, W: mat.NewDense(np, d, nil)}, "groups w_i"},
+		{&solvers.Program{X: p.X, Y: p.Y, Loss: p.Loss, Beta: -1, D: from.D}, w, "earlier program"},
 	} {
 		if _, err := WarmWorkingSet(p, solvers.Perturbation{}, bad.from, solvers.Perturbation{}, bad.w); err == nil || !strings.Contains(err.Error(), bad.msg) {
 			t.Errorf("%s: error %v", bad.msg, err)
