@@ -699,7 +699,7 @@ func (s *warmSolves) solve(pos []int, prog *solvers.Program, pert solvers.Pertur
 	best := math.MaxInt
 	for pos, sol := range s.solved {
 		r := s.rank(pos, at)
-		if r < best || r == best && (pos[0] < from[0] || pos[0] == from[0] && pos[1] < from[1]) {
+		if r < best || r == best && slices.Compare(pos[:], from[:]) < 0 {
 			p := pos
 			best, from, prev = r, &p, sol
 		}
