@@ -119,6 +119,49 @@ func (p *Program) Dims() (n, d, np int) {
 	return n, d, len(p.D)
 }
 
+// WithoutZeroColumns returns p on the columns of X that are not zero in
+// every row, and their indices in order; p itself and nil when X has no zero
+// column (or only zero columns). The two programs are equivalent: a weight on a zero
+// column changes no prediction and no constraint (Xu does not see it) and
+// only adds to the group norms, so every optimum of p is zero there and
+// restricts to an optimum of the other, with the same objective. (MNIST's
+// 28×28 digits have 144 pixels that are 0 in every training image of
+// Table 2: its d falls from 784 to 640.) The returned program shares Y and
+// D with p.
+func (p *Program) WithoutZeroColumns() (*Program, []int) {
+	n, d := p.X.Dims()
+	keep := nonzeroColumns(p.X)
+	if len(keep) == d || len(keep) == 0 {
+		return p, nil
+	}
+	x := mat.NewDense(n, len(keep), nil)
+	for k := 0; k < n; k++ {
+		row, out := p.X.RawRowView(k), x.RawRowView(k)
+		for a, c := range keep {
+			out[a] = row[c]
+		}
+	}
+	q := *p
+	q.X = x
+	return &q, keep
+}
+
+// nonzeroColumns returns the indices of the columns of x that are not zero
+// in every row, in order.
+func nonzeroColumns(x *mat.Dense) []int {
+	n, d := x.Dims()
+	var keep []int
+	for c := 0; c < d; c++ {
+		for k := 0; k < n; k++ {
+			if x.At(k, c) != 0 {
+				keep = append(keep, c)
+				break
+			}
+		}
+	}
+	return keep
+}
+
 // Weights are the variables of the convex program: row i of V is v_i and row
 // i of W is w_i (both P×d).
 type Weights struct {

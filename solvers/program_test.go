@@ -121,3 +121,43 @@ func TestCheckFiniteNamesTheEntry(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutZeroColumns(t *testing.T) {
+	x := mat.NewDense(3, 5, []float64{
+		1, 0, 2, 0, 0,
+		0, 0, 3, 0, 4,
+		5, 0, 0, 0, 0,
+	})
+	p := &Program{X: x, Y: []float64{1, -1, 1}, Loss: HingeLoss, Beta: 0.1, D: Patterns{{true, false, true}}}
+	q, keep := p.WithoutZeroColumns()
+	if want := []int{0, 2, 4}; !slicesEqual(keep, want) {
+		t.Fatalf("kept columns %v, want %v", keep, want)
+	}
+	want := mat.NewDense(3, 3, []float64{1, 2, 0, 0, 3, 4, 5, 0, 0})
+	if !mat.Equal(q.X, want) {
+		t.Errorf("reduced X\n%v\nwant\n%v", mat.Formatted(q.X), mat.Formatted(want))
+	}
+	if q == p || p.X != x || q.Loss != p.Loss || q.Beta != p.Beta || len(q.D) != 1 {
+		t.Errorf("the reduced program must be a copy with p's other fields: %+v", q)
+	}
+	full := &Program{X: mat.NewDense(2, 2, []float64{1, 0, 0, 1}), Y: []float64{1, 1}}
+	if q, keep := full.WithoutZeroColumns(); q != full || keep != nil {
+		t.Errorf("no zero column: got %p, %v; want p itself and nil", q, keep)
+	}
+	empty := &Program{X: mat.NewDense(2, 2, nil), Y: []float64{1, 1}}
+	if q, keep := empty.WithoutZeroColumns(); q != empty || keep != nil {
+		t.Errorf("only zero columns: got %p, %v; want p itself and nil", q, keep)
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -49,6 +49,9 @@
 // improved by projected-gradient steps on ½ s_j². Every product that enters
 // s_j or −ℓ*(μ) is charged its floating-point error bound γ_n |A||B|
 // (γ_n = n·u/(1 − n·u)), so the bound also holds for the computed numbers.
+// Where that charge matters against a group's excess over β, the standard
+// program's s_j are summed again with compensation (compensatedS), whose
+// error bound is about u·s_j.
 package certify
 
 import (

@@ -117,12 +117,28 @@ func (c *Certifier) lower(mu, lam []float64, delta, slopes *mat.Dense, hint *mat
 	g := gamma(n)
 	var smax float64
 	col := make([]float64, c.d)
+	mag := mat.NewDense(c.d, 2*np, nil) // |X|ᵀ|D∘μ| + |X|ᵀ|α_j| per group
+	redo := make([]bool, 2*np)
+	anyRedo := false
 	for j := 0; j < 2*np; j++ {
 		for r := 0; r < c.d; r++ {
 			col[r] = errC.At(r, j%np) + errA.At(r, j)
 		}
-		s[j] += g*floats.Norm(col, 2) + g*s[j]
-		smax = math.Max(smax, s[j])
+		mag.SetCol(j, col)
+		slack := g*floats.Norm(col, 2) + g*s[j]
+		// Where the slack matters against the group's own excess over β,
+		// the standard program's s_j are summed again with compensation
+		// (compensatedS), whose slack is about u·s_j.
+		if c.eps == 0 && slack > 0.01*(s[j]-c.p.Beta) {
+			redo[j], anyRedo = true, true
+		}
+		s[j] += slack
+	}
+	if anyRedo {
+		c.compensatedS(s, mu, alpha, mag, redo)
+	}
+	for _, v := range s {
+		smax = math.Max(smax, v)
 	}
 	c.alpha, c.groups = alpha, s
 

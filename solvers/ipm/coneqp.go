@@ -227,9 +227,10 @@ type qpOps interface {
 
 // gapAware is a KKT solver that chooses its factorization by how close the
 // iterate is to the solution: step tells it the relative gap before each
-// factorization.
+// factorization, and whether every KKT solve since the last one was
+// refined to its tolerance (kktSolve).
 type gapAware interface {
-	atGap(relgap float64)
+	atGap(relgap float64, refined bool)
 }
 
 // coneProblem is a cone QP given by operators; offset is added to both
@@ -441,6 +442,7 @@ type ipm struct {
 	sdz, sds     []float64
 	solves       int     // calls of qpOps.solve since the last trace line
 	refineTol    float64 // kktSolve refines while the residual exceeds this times the right-hand side (see refinementTol)
+	refineMiss   bool    // a KKT solve since the last factorization ended above refineTol
 	best         *coneSolution
 	bestMerit    float64
 	bestTau      float64
@@ -470,6 +472,9 @@ func newIPM(p *coneProblem) *ipm {
 // into the interior of K along e when they are not in it; τ = κ = 1.
 func (s *ipm) start() error {
 	s.w.identity()
+	if g, ok := s.p.ops.(gapAware); ok {
+		g.atGap(math.Inf(1), true) // the identity scaling is as far from the solution as it gets
+	}
 	if err := s.p.ops.factor(s.w); err != nil {
 		return fmt.Errorf("ipm: the KKT system is singular at the starting point (dependent equality constraints?): %w", err)
 	}
@@ -532,6 +537,9 @@ func (s *ipm) kktSolve(x, y, z []float64) error {
 			}
 			break
 		}
+	}
+	if res > s.refineTol*scale {
+		s.refineMiss = true
 	}
 	return nil
 }
@@ -707,8 +715,9 @@ func (s *ipm) step(m measures) (float64, error) {
 		return 0, err
 	}
 	if g, ok := p.ops.(gapAware); ok {
-		g.atGap(m.relgap)
+		g.atGap(m.relgap, !s.refineMiss)
 	}
+	s.refineMiss = false
 	if p.relinearize == nil {
 		s.refineTol = refinementTol(math.Min(m.relgap, math.Min(m.pres, m.dres)))
 	}

@@ -161,24 +161,47 @@ func TestIPMStatus(t *testing.T) {
 
 // TestIPMKKTSolve checks the structured KKT solver against the unreduced
 // system at a random interior scaling, with either factorization (the
-// orthogonal one and the normal equations of normalFactor).
+// orthogonal one and the normal equations of normalFactor), and for the
+// squared loss with the coupling's Gram matrix kept (planFactor): formed at
+// one scaling and reused at the one checked. The squared instances have
+// more samples than dP (coupling rows R_Fᵀ) and fewer (the rows of F).
 func TestIPMKKTSolve(t *testing.T) {
-	for _, c := range []testprog.Instance{ipmInstances[1], ipmInstances[5]} {
+	wide := testprog.Instance{N: 20, D: 4, P: 10, Loss: solvers.SquaredLoss, Beta: 0.05, Seed: 9}
+	for _, c := range []testprog.Instance{ipmInstances[1], wide, ipmInstances[5]} {
 		for _, normal := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/normal=%v", c, normal), func(t *testing.T) {
-				testIPMKKTSolve(t, c, normal)
+				testIPMKKTSolve(t, c, normal, false)
+			})
+		}
+		if c.Loss != solvers.HingeLoss {
+			t.Run(fmt.Sprintf("%v/normal=true/gram", c), func(t *testing.T) {
+				testIPMKKTSolve(t, c, true, true)
 			})
 		}
 	}
 }
 
-func testIPMKKTSolve(t *testing.T, c testprog.Instance, normal bool) {
+func testIPMKKTSolve(t *testing.T, c testprog.Instance, normal, gram bool) {
 	p := testprog.Random(t, c)
 	nc := newNetCone(p)
 	cp := nc.problem()
 	rng := rand.New(rand.NewPCG(c.Seed, 99))
-	s, z := coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)
 	w := newNTScaling(cp.k)
+	if gram {
+		nc.planFactor(0, Options{})
+		if nc.gram == nil {
+			t.Fatal("planFactor kept no Gram matrix")
+		}
+		// Form it at another scaling first.
+		if err := w.compute(coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)); err != nil {
+			t.Fatal(err)
+		}
+		nc.normalEq = true
+		if err := nc.factor(w); err != nil || !nc.normalEq || !nc.gramOK {
+			t.Fatalf("first factorization: err %v, normalEq %v, Gram matrix formed %v", err, nc.normalEq, nc.gramOK)
+		}
+	}
+	s, z := coneRandInterior(rng, cp.k), coneRandInterior(rng, cp.k)
 	if err := w.compute(s, z); err != nil {
 		t.Fatal(err)
 	}
@@ -258,13 +281,34 @@ func ipmStabilityProgram(t testing.TB, np, r int) *solvers.Program {
 // "inaccurate" at a relative gap of about 10⁻⁷ on 11 of the 24 (P = 128:
 // 67 iterations). All must now be optimal at the default tolerance in
 // fewer than 60 iterations (about 40 at most), with CVXOPT's objective.
+//
+// With the normal equations kept below normalEqGap while the solves refine
+// (Options.lateNormalFlops tiny, as for programs whose orthogonal
+// factorization is costly), the same must hold: refinement has to show
+// when the assembled H no longer serves and hand over to the rows.
 func TestIPMStabilityFamily(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lateNormal=%v", late), func(t *testing.T) {
+			testIPMStabilityFamily(t, late)
+		})
+	}
+}
+
+func testIPMStabilityFamily(t *testing.T, late bool) {
+	o := Options{}
+	if late {
+		o.lateNormalFlops = 1
+	}
 	for _, np := range []int{4, 8, 16, 32, 64, 128} {
 		for r := 0; r < 4; r++ {
 			t.Run(fmt.Sprintf("P=%d/r=%d", np, r), func(t *testing.T) {
 				t.Parallel()
 				p := ipmStabilityProgram(t, np, r)
-				res := solveIPMOK(t, p)
+				res := testprog.Optimal(t, "Solve", func(log io.Writer) (*Result, error) {
+					o := o
+					o.Verbose = log
+					return Solve(context.Background(), p, o)
+				}, checkOptimal)
 				if res.Iterations >= 60 {
 					t.Errorf("%d iterations", res.Iterations)
 				}
@@ -431,6 +475,68 @@ func BenchmarkIPM(b *testing.B) {
 				res, err := Solve(context.Background(), p, Options{})
 				if err != nil || res.Status != Optimal {
 					b.Fatalf("%v %v", res.Status, err)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanFactorKeepsGram: the coupling's Gram matrix is kept only for a
+// loss other than the hinge loss, and only when its (dP)² floats fit in the
+// memory limit beside the method's own need.
+func TestPlanFactorKeepsGram(t *testing.T) {
+	sq := newNetCone(testprog.Random(t, ipmInstances[1]))
+	dp := int64(sq.d * sq.np)
+	const need = 1 << 20
+	sq.planFactor(need, Options{MaxMemory: need + 8*dp*dp - 1})
+	if sq.gram != nil {
+		t.Error("Gram matrix kept beyond the memory limit")
+	}
+	sq.planFactor(need, Options{MaxMemory: need + 8*dp*dp})
+	if len(sq.gram) != int(dp*dp) {
+		t.Errorf("Gram matrix of %d floats within the limit, want %d", len(sq.gram), dp*dp)
+	}
+	hinge := newNetCone(testprog.Random(t, ipmInstances[5]))
+	if hinge.planFactor(0, Options{}); hinge.gram != nil {
+		t.Error("Gram matrix kept for the hinge loss, whose coupling changes every iteration")
+	}
+}
+
+// TestSolveLeavesOutZeroColumns: zero columns inserted into X (first,
+// among the data's and just before the bias) leave the optimum where it
+// was, with zero weights on them, and the certificate of the whole program
+// holds.
+func TestSolveLeavesOutZeroColumns(t *testing.T) {
+	for _, c := range []testprog.Instance{ipmInstances[1], ipmInstances[5]} {
+		t.Run(c.String(), func(t *testing.T) {
+			p := testprog.Random(t, c)
+			n, d := p.X.Dims()
+			zero := map[int]bool{0: true, 3: true, d + 1: true} // the last column stays the bias
+			wide := mat.NewDense(n, d+len(zero), nil)
+			for c, src := 0, 0; c < d+len(zero); c++ {
+				if !zero[c] {
+					wide.SetCol(c, mat.Col(nil, src, p.X))
+					src++
+				}
+			}
+			q := *p
+			q.X = wide
+			ref := solveIPMOK(t, p)
+			res, b, err := SolveToGap(context.Background(), &q, solvers.Perturbation{}, 1e-7, Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(res.Objective-ref.Objective) > 1e-7*math.Max(1, ref.Objective) {
+				t.Errorf("objective %.12g with zero columns, %.12g without", res.Objective, ref.Objective)
+			}
+			if !(b.Lower <= ref.Objective+1e-9*math.Max(1, ref.Objective)) || b.Gap > 1e-7 {
+				t.Errorf("bound %+v against the optimum %.12g", b, ref.Objective)
+			}
+			for i := range p.D {
+				for c := range zero {
+					if v, w := res.Weights.V.At(i, c), res.Weights.W.At(i, c); v != 0 || w != 0 {
+						t.Fatalf("group %d has weights %v, %v on zero column %d", i, v, w, c)
+					}
 				}
 			}
 		})

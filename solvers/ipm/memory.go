@@ -36,7 +36,10 @@ func bytesText(b int64) string {
 
 // MemoryEstimate returns the bytes Solve allocates for p's matrices (the
 // structured factor of the normal matrix, the scaled rows of the coupling,
-// the method's vectors), and the dominant one in words.
+// the method's vectors), and the dominant one in words. For an X with
+// columns that are zero in every row it is an upper bound: Solve leaves
+// them out. Solve also keeps the coupling's Gram matrix, (dP)² floats
+// more, when that fits too.
 func MemoryEstimate(p *solvers.Program) (int64, string) {
 	n, d, np := p.Dims()
 	return netConeMemory(n, n, d, np)

@@ -216,6 +216,8 @@ func (nt *Newton) Step(ctx context.Context) (NewtonStep, error) {
 	nt.linearize(yhat, g, h, r)
 	nc := newNetConeModel(p, h, r, nt.model(yhat, g, h, r))
 	o := nt.Options
+	need, _ := MemoryEstimate(p)
+	nc.planFactor(need, o)
 	cp := nc.problem()
 	// The model follows the iterate: rebuilt at ŷ = F(x/τ) at every
 	// iteration where it misses the loss's gradient, so that the solve ends

@@ -94,6 +94,7 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	// patterns and the n labels.
 	p := &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
 	nc := newNetConeLoss(p, &fvt)
+	nc.planFactor(need, o)
 	sol, err := solveCone(ctx, nc.problem(), o)
 	if sol == nil {
 		return nil, err
