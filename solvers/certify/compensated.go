@@ -2,7 +2,6 @@ package certify
 
 import (
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -38,32 +37,20 @@ func (c *Certifier) compensatedS(s, mu []float64, alpha, mag *mat.Dense, redo []
 	// Underflow: each of the 2n exact splittings may lose up to a few
 	// multiples of the smallest subnormal per coordinate.
 	tiny := 10 * float64(2*c.n) * 0x1p-1074 * math.Sqrt(float64(c.d))
-	var wg sync.WaitGroup
-	jobs := make(chan int)
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hi, lo := make([]float64, c.d), make([]float64, c.d)
-			col := make([]float64, c.d)
-			for j := range jobs {
-				c.compensatedResidual(hi, lo, mu, alpha, j)
-				for a := range hi {
-					hi[a] += lo[a]
-				}
-				mat.Col(col, j, mag)
-				r := floats.Norm(hi, 2)
-				s[j] = math.Min(s[j], r*(1+gamma(c.d)+2*u)+2*g2*floats.Norm(col, 2)+tiny)
-			}
-		}()
-	}
+	hi, lo := make([]float64, c.d), make([]float64, c.d)
+	col := make([]float64, c.d)
 	for j := 0; j < ng; j++ {
-		if redo[j] {
-			jobs <- j
+		if !redo[j] {
+			continue
 		}
+		c.compensatedResidual(hi, lo, mu, alpha, j)
+		for a := range hi {
+			hi[a] += lo[a]
+		}
+		mat.Col(col, j, mag)
+		r := floats.Norm(hi, 2)
+		s[j] = math.Min(s[j], r*(1+gamma(c.d)+2*u)+2*g2*floats.Norm(col, 2)+tiny)
 	}
-	close(jobs)
-	wg.Wait()
 }
 
 // compensatedResidual sets hi + lo (d entries each) to the residual
