@@ -25,11 +25,11 @@ import (
 // every group's s_j = ‖c_j − XᵀS_iα_j‖ at the clipped μ and the multipliers
 // alpha (n×2P), from compensated sums: for group j of pattern i and sign
 // σ_j, coordinate a of the residual is Σ_k x_ka(σ_j d_ik μ_k) −
-// Σ_k x_ka(s_ik α_jk), 2n exact products. mag (d×2P) holds |X|ᵀ|D∘μ| +
-// |X|ᵀ|α_j| per group, the magnitudes the error bound needs. Only the groups
+// Σ_k x_ka(s_ik α_jk), 2n exact products. mag[j] is ‖|X|ᵀ|D∘μ| +
+// |X|ᵀ|α_j|‖, the size of the terms the error bound needs. Only the groups
 // in redo are evaluated, and s[j] (a bound already) becomes the smaller of
 // the two.
-func (c *Certifier) compensatedS(s, mu []float64, alpha, mag *mat.Dense, redo []bool) {
+func (c *Certifier) compensatedS(s, mu, mag []float64, alpha *mat.Dense, redo []bool) {
 	ng := 2 * c.np
 	g2 := gammaN(2 * c.n)
 	g2 *= g2
@@ -38,7 +38,6 @@ func (c *Certifier) compensatedS(s, mu []float64, alpha, mag *mat.Dense, redo []
 	// multiples of the smallest subnormal per coordinate.
 	tiny := 10 * float64(2*c.n) * 0x1p-1074 * math.Sqrt(float64(c.d))
 	hi, lo := make([]float64, c.d), make([]float64, c.d)
-	col := make([]float64, c.d)
 	for j := 0; j < ng; j++ {
 		if !redo[j] {
 			continue
@@ -47,9 +46,8 @@ func (c *Certifier) compensatedS(s, mu []float64, alpha, mag *mat.Dense, redo []
 		for a := range hi {
 			hi[a] += lo[a]
 		}
-		mat.Col(col, j, mag)
 		r := floats.Norm(hi, 2)
-		s[j] = math.Min(s[j], r*(1+gamma(c.d)+2*u)+2*g2*floats.Norm(col, 2)+tiny)
+		s[j] = math.Min(s[j], r*(1+gamma(c.d)+2*u)+2*g2*mag[j]+tiny)
 	}
 }
 

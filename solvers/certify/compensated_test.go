@@ -95,7 +95,11 @@ func TestCompensatedResidual(t *testing.T) {
 	for j := range redo {
 		redo[j] = true
 	}
-	c.compensatedS(s, mu, alpha, mag, redo)
+	magNorm := make([]float64, 2*np)
+	for j := range magNorm {
+		magNorm[j] = mat.Norm(mag.ColView(j), 2)
+	}
+	c.compensatedS(s, mu, magNorm, alpha, redo)
 	for j := range s {
 		if !(s[j] >= exactS[j]) || s[j] > exactS[j]*(1+1e-13)+1e-20 {
 			t.Errorf("group %d: bound %.17g, exact s_j %.17g", j, s[j], exactS[j])

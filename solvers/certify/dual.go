@@ -117,15 +117,15 @@ func (c *Certifier) lower(mu, lam []float64, delta, slopes *mat.Dense, hint *mat
 	g := gamma(n)
 	var smax float64
 	col := make([]float64, c.d)
-	mag := mat.NewDense(c.d, 2*np, nil) // |X|ᵀ|D∘μ| + |X|ᵀ|α_j| per group
+	mag := make([]float64, 2*np) // ‖|X|ᵀ|D∘μ| + |X|ᵀ|α_j|‖ per group
 	redo := make([]bool, 2*np)
 	anyRedo := false
 	for j := 0; j < 2*np; j++ {
 		for r := 0; r < c.d; r++ {
 			col[r] = errC.At(r, j%np) + errA.At(r, j)
 		}
-		mag.SetCol(j, col)
-		slack := g*floats.Norm(col, 2) + g*s[j]
+		mag[j] = floats.Norm(col, 2)
+		slack := g*mag[j] + g*s[j]
 		// Where the slack matters against the group's own excess over β,
 		// the standard program's s_j are summed again with compensation
 		// (compensatedS), whose slack is about u·s_j.
@@ -135,7 +135,7 @@ func (c *Certifier) lower(mu, lam []float64, delta, slopes *mat.Dense, hint *mat
 		s[j] += slack
 	}
 	if anyRedo {
-		c.compensatedS(s, mu, alpha, mag, redo)
+		c.compensatedS(s, mu, mag, alpha, redo)
 	}
 	for _, v := range s {
 		smax = math.Max(smax, v)

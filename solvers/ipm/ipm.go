@@ -899,7 +899,7 @@ const lateNormalFlops = 1e12
 // least lateNormalFlops (see normalEqGap).
 func (nc *netCone) planFactor(need int64, o Options) {
 	dp := int64(nc.d * nc.np)
-	if !nc.hinge && o.fits(need+8*dp*dp, "", "") == nil {
+	if !nc.hinge && need+8*dp*dp <= o.memoryLimit() {
 		nc.gram = make([]float64, dp*dp)
 	}
 	late := lateNormalFlops
