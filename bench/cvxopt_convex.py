@@ -51,9 +51,11 @@ every run costs seconds per iteration at the benchmark's size:
     passes, then down while k - 1 passes.
 
 Mode "tolerance" (`convexnn bench accuracy`), stdin {"mode": "tolerance",
-"X", "y", "D", "loss", "beta", "tol": t}: one run at abstol = reltol =
-feastol = t; stdout {"status", "iterations", "seconds", "objective",
-"violation", "v", "w"} (solve_to_tolerance).
+"X", "y", "D", "loss": squared|hinge|bce|logistic, "beta", "eps", "norm":
+inf|2|1, "bias", "tol": t}: one run at abstol = reltol = feastol = t;
+stdout {"status", "iterations", "seconds", "objective", "violation", "v",
+"w"} (solve_to_tolerance). The BCE and logistic programs and the robust
+programs (eps > 0) are built by build_any, in numpy as well.
 
 stdin:  {"X": [[...]], "y": [...], "D": [[0/1, ...]], "loss": "squared"|"hinge",
          "beta": b, "pstar": p*, "target": 1e-4, "viol_scale": s,
@@ -67,9 +69,11 @@ stdout: {"reference": {...}, "trajectory": [per reference iterate: k, seconds, r
 import contextlib
 import io
 import json
+import os
 import re
 import sys
 import time
+import traceback
 
 import numpy as np
 from cvxopt import matrix, misc, solvers, spmatrix
@@ -150,6 +154,231 @@ def build(X, y, D, loss, beta):
     return matrix(Q), matrix(c), G, h, dims, 0.5 * float(y @ y)
 
 
+def build_any(X, y, D, loss, beta, eps, norm, bias):
+    """Any program of `bench accuracy` as cvxopt matrices: every loss, and
+    the robust programs of section "Convex Adversarial Training" (eps > 0:
+    the adversary moves the f raw features, f = d - 1 with a bias, by
+    ||delta||_p <= eps; the dual norm ||.||_* is l1 for p = inf, l2 for
+    p = 2 and l_inf for p = 1). With g_k = sum_i D_ik (v_i - w_i) and
+    yhat_k = x_k'g_k, the worst case shifts yhat_k by eps ||g_k^f||_*, so
+    with s_k >= ||g_k^f||_* and s_j >= ||u_j^f||_* (epigraph variables):
+
+        patterns   (2D_ik - 1) x_k'u_j - eps s_j >= 0
+        hinge      xi_k >= 0,  xi_k + y_k yhat_k - eps s_k >= 1,   (1/n) 1'xi
+        squared    r_k -+ (yhat_k - y_k) - eps s_k >= 0,          1/2 r'r
+        BCE, log.  m_k - a_k yhat_k - |a_k| eps s_k >= 0,         (1/n) sum softplus(m_k)
+                   (a_k = 2(1 - 2y_k) for BCE, -y_k for the logistic loss)
+
+    plus beta 1't with (t_j, u_j) in the second-order cone. The epigraphs:
+    p = inf: s >= 1'z, z >= +-g (z in R^f); p = 1: s >= +-g; p = 2: (s, g^f)
+    in the second-order cone. Returns (kind, Q, c, G, h, dims): kind "lp"
+    (conelp), "qp" (coneqp, Q the sparse 1/2 r'r) or "cp" (cp, Q the
+    objective function c'x + (1/n) sum softplus(m_k))."""
+    n, d = X.shape
+    P = D.shape[0]
+    ng = 2 * P
+    nu = ng * d
+    f = d - 1 if bias else d
+    robust = eps > 0 and f > 0
+    e0 = nu + ng  # xi, r or m
+    nx = e0 + n
+    if robust:
+        sg0, sk0 = nx, nx + ng  # s_j, s_k
+        nx += ng + n
+        if norm == "inf":
+            a0, z0 = nx, nx + ng * f  # l1 epigraph entries
+            nx += ng * f + n * f
+    S = 2.0 * D - 1.0
+    pi, pk = np.nonzero(D)  # the pairs (i, k) with D_ik = 1
+
+    lin = {"vals": [], "rows": [], "cols": [], "h": [], "m": 0}
+    soc = {"vals": [], "rows": [], "cols": [], "h": [], "m": 0, "q": []}
+
+    def add(blk, r, c, v):
+        """entries v of "expression >= 0" rows r (block-local), columns c"""
+        r, c, v = np.broadcast_arrays(r, c, np.asarray(v, dtype=float))
+        blk["vals"].append(-v.ravel())
+        blk["rows"].append(blk["m"] + r.ravel())
+        blk["cols"].append(c.ravel())
+
+    def close(blk, m, h=None):
+        blk["h"].append(np.zeros(m) if h is None else h)
+        blk["m"] += m
+
+    def g_rows(blk, rows_of, coef=1.0):
+        """coef * g_k^f (l < f) into rows rows_of(k, l) of blk"""
+        ll = np.arange(f)
+        r = rows_of(pk[:, None], ll[None, :])
+        add(blk, r, pi[:, None] * d + ll[None, :], coef)
+        add(blk, r, (P + pi[:, None]) * d + ll[None, :], -coef)
+
+    def yhat_rows(blk, rowk, coef):
+        """coef_k * yhat_k into rows rowk[k] of blk"""
+        r, c = pk[:, None], np.arange(d)[None, :]
+        v = (coef[pk][:, None] * X[pk, :])
+        add(blk, rowk[r], pi[:, None] * d + c, v)
+        add(blk, rowk[r], (P + pi[:, None]) * d + c, -v)
+
+    # Pattern rows, group j: row j*n + k.
+    kk = np.repeat(np.arange(n), d)
+    ll = np.tile(np.arange(d), n)
+    for j in range(ng):
+        add(lin, j * n + kk, j * d + ll, (S[j % P][:, None] * X).ravel())
+        if robust:
+            add(lin, j * n + np.arange(n), np.full(n, sg0 + j), -eps)
+    close(lin, ng * n)
+    # Loss rows.
+    ks = np.arange(n)
+    if loss == "hinge":
+        add(lin, ks, e0 + ks, 1.0)
+        close(lin, n)
+        add(lin, ks, e0 + ks, 1.0)
+        yhat_rows(lin, ks, y)
+        if robust:
+            add(lin, ks, sk0 + ks, -eps)
+        close(lin, n, -np.ones(n))
+    elif loss == "squared":
+        for sg in (1.0, -1.0):
+            add(lin, ks, e0 + ks, 1.0)
+            yhat_rows(lin, ks, np.full(n, -sg))
+            if robust:
+                add(lin, ks, sk0 + ks, -eps)
+            close(lin, n, sg * y)
+    else:
+        a = 2 * (1 - 2 * y) if loss == "bce" else -y
+        add(lin, ks, e0 + ks, 1.0)
+        yhat_rows(lin, ks, -a)
+        if robust:
+            add(lin, ks, sk0 + ks, -eps * np.abs(a))
+        close(lin, n)
+    # Dual-norm epigraphs.
+    if robust and norm in ("inf", "1"):
+        js, fl = np.arange(ng)[:, None], np.arange(f)[None, :]
+        for sg in (1.0, -1.0):
+            # group j: a_jl -+ u_jl >= 0 (inf), s_j -+ u_jl >= 0 (1)
+            r = js * f + fl
+            add(lin, r, (a0 + r) if norm == "inf" else sg0 + js + 0 * fl, 1.0)
+            add(lin, r, js * d + fl, -sg)
+            close(lin, ng * f)
+            # point k: z_kl -+ g_kl >= 0 (inf), s_k -+ g_kl >= 0 (1)
+            r = ks[:, None] * f + fl
+            add(lin, r, (z0 + r) if norm == "inf" else sk0 + ks[:, None] + 0 * fl, 1.0)
+            g_rows(lin, lambda k, l: k * f + l, -sg)
+            close(lin, n * f)
+        if norm == "inf":
+            # s_j - 1'a_j >= 0, s_k - 1'z_k >= 0
+            add(lin, np.arange(ng), sg0 + np.arange(ng), 1.0)
+            add(lin, np.repeat(np.arange(ng), f), a0 + np.arange(ng * f), -1.0)
+            close(lin, ng)
+            add(lin, ks, sk0 + ks, 1.0)
+            add(lin, np.repeat(ks, f), z0 + np.arange(n * f), -1.0)
+            close(lin, n)
+    # Second-order cones: (t_j, u_j), and for p = 2 (s_j, u_j^f), (s_k, g_k^f).
+    for j in range(ng):
+        add(soc, np.arange(d + 1), np.concatenate(([nu + j], j * d + np.arange(d))), 1.0)
+        close(soc, d + 1)
+        soc["q"].append(d + 1)
+    if robust and norm == "2":
+        for j in range(ng):
+            add(soc, np.arange(f + 1), np.concatenate(([sg0 + j], j * d + np.arange(f))), 1.0)
+            close(soc, f + 1)
+            soc["q"].append(f + 1)
+        add(soc, ks * (f + 1), sk0 + ks, 1.0)
+        g_rows(soc, lambda k, l: k * (f + 1) + 1 + l)
+        close(soc, n * (f + 1))
+        soc["q"].extend([f + 1] * n)
+
+    ml = lin["m"]
+    vals = np.concatenate(lin["vals"] + soc["vals"])
+    rows = np.concatenate(lin["rows"] + [r + ml for r in soc["rows"]]).astype(int)
+    cols = np.concatenate(lin["cols"] + soc["cols"]).astype(int)
+    m = ml + soc["m"]
+    G = spmatrix(matrix(vals), matrix(rows), matrix(cols), (m, nx))
+    h = matrix(np.concatenate(lin["h"] + soc["h"]))
+    dims = {"l": ml, "q": soc["q"], "s": []}
+    c = np.zeros(nx)
+    c[nu:nu + ng] = beta
+    if loss == "hinge":
+        c[e0:e0 + n] = 1.0 / n
+        return "lp", None, matrix(c), G, h, dims
+    if loss == "squared":
+        Q = spmatrix(1.0, range(e0, e0 + n), range(e0, e0 + n), (nx, nx))
+        return "qp", Q, matrix(c), G, h, dims
+    return "cp", softplus_objective(matrix(c), e0, n), matrix(c), G, h, dims
+
+
+def softplus_objective(c, m0, n):
+    """cp's F for c'x + (1/n) sum_k softplus(x[m0 + k]) (diagonal Hessian).
+    F.hessians counts the calls with z, the Hessian evaluations (one per
+    KKT factorization, so per iteration): cp does not report its iterations."""
+    nx = c.size[0]
+    cv = np.array(c).ravel()
+
+    def F(x=None, z=None):
+        if x is None:
+            return 0, matrix(0.0, (nx, 1))
+        xv = np.array(x).ravel()
+        t = xv[m0:m0 + n]
+        sig = 0.5 * (1.0 + np.tanh(0.5 * t))
+        val = float(cv @ xv + np.sum(np.logaddexp(0.0, t)) / n)
+        Df = cv.copy()
+        Df[m0:m0 + n] += sig / n
+        if z is None:
+            return matrix(val), matrix(Df).T
+        H = spmatrix(matrix(float(z[0]) * sig * (1 - sig) / n), range(m0, m0 + n), range(m0, m0 + n), (nx, nx))
+        F.hessians += 1
+        return matrix(val), matrix(Df).T, H
+    F.hessians = 0
+    return F
+
+
+def dual_norm(G, norm):
+    """||row||_* of each row of G: l1 for p = inf, l2 for p = 2, l_inf for p = 1."""
+    if norm == "inf":
+        return np.sum(np.abs(G), axis=1)
+    if norm == "2":
+        return np.linalg.norm(G, axis=1)
+    return np.max(np.abs(G), axis=1)
+
+
+def evaluate_any(X, y, D, v, w, loss, beta, eps, norm, bias):
+    """The (robust) objective from its definition at (v, w), and the largest
+    violation of the (robust) pattern constraints."""
+    n, d = X.shape
+    f = d - 1 if bias else d
+    S = 2.0 * D - 1.0
+    g = D.T @ (v - w)  # n x d: g_k
+    yhat = np.sum(X * g, axis=1)
+    shift = eps * dual_norm(g[:, :f], norm) if eps > 0 and f > 0 else np.zeros(n)
+    if loss == "hinge":
+        val = float(np.mean(np.maximum(0.0, 1.0 - y * yhat + shift)))
+    elif loss == "squared":
+        val = 0.5 * float(np.sum((np.abs(yhat - y) + shift) ** 2))
+    else:
+        a = 2 * (1 - 2 * y) if loss == "bce" else -y
+        val = float(np.mean(np.logaddexp(0.0, a * yhat + np.abs(a) * shift)))
+    reg = float(np.sum(np.linalg.norm(v, axis=1)) + np.sum(np.linalg.norm(w, axis=1)))
+    viol = 0.0
+    for u in (v, w):
+        marg = S.T * (X @ u.T)  # n x P
+        if eps > 0 and f > 0:
+            marg = marg - eps * dual_norm(u[:, :f], norm)[None, :]
+        viol = max(viol, float(np.max(-marg)))
+    return val + beta * reg, viol
+
+
+def solve_any(prob, maxiters, tol):
+    """One CVXOPT run on a program of build_any, with its default KKT solver."""
+    kind, Q, c, G, h, dims = prob
+    solvers.options.update({"abstol": tol, "reltol": tol, "feastol": tol,
+                            "maxiters": maxiters, "show_progress": False})
+    if kind == "lp":
+        return solvers.conelp(c, G, h, dims)
+    if kind == "qp":
+        return solvers.coneqp(Q, c, G, h, dims)
+    return solvers.cp(Q, G, h, dims)
+
+
 def solve(prob, hinge, maxiters, tol, progress=False, kktsolver=None):
     Q, c, G, h, dims, _ = prob
     solvers.options.update({"abstol": tol, "reltol": tol, "feastol": tol,
@@ -220,28 +449,54 @@ def progress_costs(log, const):
     return costs
 
 
-def solve_to_tolerance(X, y, D, loss, beta, tol):
+def solve_to_tolerance(X, y, D, loss, beta, tol, eps=0.0, norm="inf", bias=False):
     """Mode "tolerance" (`convexnn bench accuracy`): one ordinary run with
     CVXOPT's abstol = reltol = feastol = tol, timed from the problem
-    construction to the solution (time.perf_counter()). Returns the status,
-    the iterations, the seconds, the weights and l^{v,w} with the largest
-    constraint violation, recomputed from them; the Go side certifies the
-    point against its own lower bound."""
-    hinge = loss == "hinge"
+    construction to the solution (time.perf_counter()). The standard squared
+    and hinge programs are those of build (coneqp with the dense F'F, conelp);
+    the BCE and logistic programs (cp) and the robust programs (eps > 0) are
+    those of build_any. Returns the status, the iterations, the seconds, the
+    weights and the objective with the largest constraint violation,
+    recomputed from them; the Go side certifies the point against its own
+    lower bound. A run CVXOPT cannot start (its dense KKT matrix does not fit
+    in memory) returns status "error: ..." with the matrix's size."""
     P, d = D.shape[0], X.shape[1]
+    plain = loss in ("squared", "hinge") and eps == 0
+    hinge = loss == "hinge"
+
+    def make(X, y, D):
+        if plain:
+            return build(X, y, D, loss, beta)
+        return build_any(X, y, D, loss, beta, eps, norm, bias)
+
+    def run(prob, maxiters, tol):
+        if plain:
+            return solve(prob, hinge, maxiters, tol)
+        return solve_any(prob, maxiters, tol)
+
     # Warm-up, not timed: the first CVXOPT solve in a process pays for
     # loading and initializing its BLAS and LAPACK.
-    solve(build(X[:4, :2], y[:4], D[:1, :4], loss, beta), hinge, 5, 1e-3)
+    run(make(X[:4, :3], y[:4], D[:1, :4]), 5, 1e-3)
     t0 = time.perf_counter()
-    prob = build(X, y, D, loss, beta)
+    prob = None
     try:
-        sol = solve(prob, hinge, 500, tol)
-    except (ArithmeticError, ValueError) as e:
-        return {"status": "error: %s" % e, "seconds": time.perf_counter() - t0}
+        prob = make(X, y, D)
+        sol = run(prob, 500, tol)
+    except (ArithmeticError, ValueError, MemoryError) as e:
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        status = "error: %s: %s, in %s %s" % (type(e).__name__, e, os.path.basename(where.filename), where.name)
+        if prob is not None:
+            m, nx = prob[3].size
+            status += " (G is %d x %d: %.0f GB dense)" % (m, nx, 8.0 * m * nx / 1e9)
+        return {"status": status, "seconds": time.perf_counter() - t0}
     secs = time.perf_counter() - t0
     v, w = weights(sol, P, d)
-    obj, viol = evaluate(X, y, D, v, w, hinge, beta)
-    return {"status": sol["status"], "iterations": sol["iterations"], "seconds": secs,
+    if plain:
+        obj, viol = evaluate(X, y, D, v, w, hinge, beta)
+    else:
+        obj, viol = evaluate_any(X, y, D, v, w, loss, beta, eps, norm, bias)
+    iters = sol["iterations"] if "iterations" in sol else prob[1].hessians
+    return {"status": sol["status"], "iterations": iters, "seconds": secs,
             "objective": obj, "violation": viol, "v": v.tolist(), "w": w.tolist()}
 
 
@@ -251,12 +506,18 @@ def main():
     y = np.array(inp["y"], dtype=float)
     D = np.array(inp["D"], dtype=float)
     loss, beta = inp["loss"], float(inp["beta"])
+    if inp.get("mode") == "tolerance":
+        eps, norm = float(inp.get("eps", 0)), inp.get("norm") or "inf"
+        if loss not in ("squared", "hinge", "bce", "logistic"):
+            raise ValueError("unknown loss %r" % loss)
+        if norm not in ("inf", "2", "1"):
+            raise ValueError("unknown perturbation norm %r" % norm)
+        json.dump(solve_to_tolerance(X, y, D, loss, beta, float(inp["tol"]), eps, norm,
+                                     bool(inp.get("bias", False))), sys.stdout)
+        return
     if loss not in ("squared", "hinge"):
         raise ValueError("unknown loss %r" % loss)
     hinge = loss == "hinge"
-    if inp.get("mode") == "tolerance":
-        json.dump(solve_to_tolerance(X, y, D, loss, beta, float(inp["tol"])), sys.stdout)
-        return
     pstar, target = float(inp["pstar"]), float(inp["target"])
     vscale, vtol = float(inp["viol_scale"]), float(inp["viol_tol"])
     runs, max_k = int(inp["runs"]), int(inp["max_k"])

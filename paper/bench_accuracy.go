@@ -396,8 +396,10 @@ var errAccCertificates = errors.New("certificates disagree")
 //   - admm: the default variant (admm.ChooseVariant), residual tolerance
 //     off, certified every 25 iterations (admm.SolveToGap), the targets in
 //     turn on one run;
-//   - cvxopt: Debian's python3-cvxopt (standard squared and hinge programs:
-//     bench/cvxopt_convex.py, mode "tolerance"), a run per target at
+//   - cvxopt: Debian's python3-cvxopt (bench/cvxopt_convex.py, mode
+//     "tolerance": conelp for the hinge loss, coneqp for the squared loss,
+//     cp for BCE and logistic; the robust programs with epigraph variables
+//     for the dual norms, its default KKT solvers), a run per target at
 //     abstol = reltol = feastol = target/10 and, where its point misses the
 //     target, one at target/1000, each capped at cfg.PeerSeconds; its point
 //     is certified by its upper bound against the best lower bound of our
@@ -566,8 +568,8 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 	if lo, up := float64(r.Lower), float64(r.Upper); lo > up+1e-9*math.Max(1, math.Abs(up)) {
 		return r, fmt.Errorf("%w: lower bound %.12g above upper bound %.12g", errAccCertificates, r.Lower, r.Upper)
 	}
-	if cone && pert.Eps == 0 && cfg.runs(AccCVXOPT) {
-		row, err := cfg.accCVXOPT(ctx, p, float64(r.Lower))
+	if cfg.runs(AccCVXOPT) {
+		row, err := cfg.accCVXOPT(ctx, p, pert, float64(r.Lower))
 		if err != nil {
 			return r, fmt.Errorf("cvxopt: %w", err)
 		}
@@ -893,11 +895,15 @@ type accCVXOPTOut struct {
 // tolerance costs the restored point more than the target), once more at
 // target/1000; the time is that of the run that reached the target. Its
 // violating groups are projected onto their cones first
-// (ipm.RestoreRobust with ε = 0, not timed).
-func (cfg AccuracyConfig) accCVXOPT(ctx context.Context, p *solvers.Program, lower float64) (AccSolver, error) {
-	row := AccSolver{Solver: AccCVXOPT, Method: "cvxopt " + map[bool]string{true: "conelp", false: "coneqp"}[p.Loss == solvers.HingeLoss] + ", abstol = reltol = feastol = target/10 (target/1000 where that misses)",
+// (ipm.RestoreRobust, not timed).
+func (cfg AccuracyConfig) accCVXOPT(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, lower float64) (AccSolver, error) {
+	method := map[solvers.Loss]string{solvers.HingeLoss: "conelp", solvers.SquaredLoss: "coneqp"}[p.Loss]
+	if method == "" {
+		method = "cp"
+	}
+	row := AccSolver{Solver: AccCVXOPT, Method: "cvxopt " + method + ", abstol = reltol = feastol = target/10 (target/1000 where that misses)",
 		Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
-	cert, err := accCertifier(p, solvers.Perturbation{})
+	cert, err := accCertifier(p, pert)
 	if err != nil {
 		return row, err
 	}
@@ -906,7 +912,7 @@ func (cfg AccuracyConfig) accCVXOPT(ctx context.Context, p *solvers.Program, low
 		t := AccTarget{Target: target, Gap: accNum(math.NaN())}
 		spent := 0.0 // on this target
 		for _, tol := range []float64{target / 10, target / 1000} {
-			out, err := cfg.cvxoptRun(ctx, p, tol)
+			out, err := cfg.cvxoptRun(ctx, p, pert, tol)
 			if err != nil {
 				return row, err
 			}
@@ -928,7 +934,7 @@ func (cfg AccuracyConfig) accCVXOPT(ctx context.Context, p *solvers.Program, low
 			// Every group that violates its cone replaced by its projection
 			// (not timed): a fairer upper bound than the certifier's own
 			// repair for a point feasible to the tolerance only.
-			if wt, _, err = ipm.RestoreRobust(ctx, p, wt, solvers.Perturbation{}); err != nil {
+			if wt, _, err = ipm.RestoreRobust(ctx, p, wt, pert); err != nil {
 				return row, err
 			}
 			b, err := cert.Bound(wt, nil)
@@ -954,12 +960,15 @@ func (cfg AccuracyConfig) accCVXOPT(ctx context.Context, p *solvers.Program, low
 
 // cvxoptRun runs bench/cvxopt_convex.py in mode "tolerance"; nil when the
 // run reached cfg.PeerSeconds.
-func (cfg AccuracyConfig) cvxoptRun(ctx context.Context, p *solvers.Program, tol float64) (*accCVXOPTOut, error) {
+func (cfg AccuracyConfig) cvxoptRun(ctx context.Context, p *solvers.Program, pert solvers.Perturbation, tol float64) (*accCVXOPTOut, error) {
 	in := struct {
 		solvers.ProgramRows
-		Mode string  `json:"mode"`
-		Tol  float64 `json:"tol"`
-	}{p.Rows(), "tolerance", tol}
+		Mode string       `json:"mode"`
+		Tol  float64      `json:"tol"`
+		Eps  float64      `json:"eps"`
+		Norm solvers.Norm `json:"norm"`
+		Bias bool         `json:"bias"`
+	}{p.Rows(), "tolerance", tol, pert.Eps, pert.Norm.Canonical(), p.Bias}
 	tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.PeerSeconds*float64(time.Second)))
 	defer cancel()
 	var out accCVXOPTOut
@@ -987,8 +996,10 @@ func accPrintTable(w io.Writer, rs []AccInstanceResult, targets []float64) {
 	for _, r := range rs {
 		peer := map[float64]*float64{}
 		peerAtLeast := map[float64]float64{} // CVXOPT stopped at its cap
+		peerFailed := false                  // CVXOPT stopped with an error
 		for _, s := range r.Solvers {
 			if s.Solver == AccCVXOPT {
+				peerFailed = strings.HasPrefix(s.Note, "error")
 				for _, t := range s.Targets {
 					peer[t.Target], peerAtLeast[t.Target] = t.Seconds, t.AtLeast
 				}
@@ -1008,7 +1019,11 @@ func accPrintTable(w io.Writer, rs []AccInstanceResult, targets []float64) {
 							ratio = fmt.Sprintf("%.3g×", *c / *t.Seconds)
 						} else if c := peerAtLeast[target]; c > 0 && s.Solver != AccCVXOPT {
 							ratio = fmt.Sprintf("> %.3g×", c / *t.Seconds)
+						} else if peerFailed && s.Solver != AccCVXOPT {
+							ratio = "cvxopt fails"
 						}
+					} else if s.Solver == AccCVXOPT && peerFailed {
+						sec = "error"
 					} else if !math.IsNaN(float64(t.Gap)) {
 						sec = fmt.Sprintf("(%.2g)", t.Gap)
 					}
@@ -1019,5 +1034,5 @@ func accPrintTable(w io.Writer, rs []AccInstanceResult, targets []float64) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(g): not reached; g is the certified gap at the end of the run for that target; > r×: CVXOPT stopped at its time cap, r is the time it had spent over ours")
+	fmt.Fprintln(w, "(g): not reached; g is the certified gap at the end of the run for that target; > r×: CVXOPT stopped at its time cap, r is the time it had spent over ours; cvxopt fails: CVXOPT stopped with an error (its line above says which)")
 }
