@@ -181,6 +181,51 @@ func TestIPMKKTSolve(t *testing.T) {
 	}
 }
 
+// TestPairGram checks the coupling's Gram matrix formed pattern pair by
+// pattern pair (pairGram, over the rows both patterns keep) against the
+// product of the whole weighted rows fq·fqᵀ, for the squared loss and for
+// a quadratic model with unequal weights h (BCE's Newton models), with
+// patterns that keep no row in common too.
+func TestPairGram(t *testing.T) {
+	for _, c := range []testprog.Instance{
+		{N: 20, D: 4, P: 10, Loss: solvers.SquaredLoss, Beta: 0.05, Seed: 9},
+		{N: 16, D: 3, P: 8, Loss: solvers.SquaredLoss, Beta: 0.01, Seed: 4},
+	} {
+		p := testprog.Random(t, c)
+		n, d, np := len(p.Y), p.X.RawMatrix().Cols, len(p.D)
+		// Two patterns with disjoint rows.
+		for k := range p.D[0] {
+			p.D[0][k] = k%2 == 0
+			p.D[1][k] = k%2 == 1
+		}
+		rng := rand.New(rand.NewPCG(c.Seed, 7))
+		h, r := make([]float64, n), make([]float64, n)
+		for k := range h {
+			h[k], r[k] = 0.1+rng.Float64(), rng.NormFloat64()
+		}
+		nc := newNetConeModel(p, h, r, 0)
+		if nc.fqTri {
+			t.Fatalf("%v: the coupling rows are R_Fᵀ; want the rows themselves", c)
+		}
+		dp := d * np
+		nc.gram = make([]float64, dp*dp)
+		nc.pairGram(make([]float64, n*d), make([]float64, d*d))
+		want := make([]float64, dp*dp)
+		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: dp, Cols: n, Stride: n, Data: nc.fq}, 0, blas64.Symmetric{Uplo: blas.Upper, N: dp, Stride: dp, Data: want})
+		scale := 0.0
+		for _, v := range want {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for a := 0; a < dp; a++ {
+			for b := a; b < dp; b++ {
+				if e := math.Abs(nc.gram[a*dp+b] - want[a*dp+b]); e > 1e-13*scale {
+					t.Fatalf("%v: Gram entry (%d, %d) = %v, want %v", c, a, b, nc.gram[a*dp+b], want[a*dp+b])
+				}
+			}
+		}
+	}
+}
+
 func testIPMKKTSolve(t *testing.T, c testprog.Instance, normal, gram bool) {
 	p := testprog.Random(t, c)
 	nc := newNetCone(p)
