@@ -79,6 +79,26 @@ import numpy as np
 from cvxopt import matrix, misc, solvers, spmatrix
 
 
+def shared_entries(X, D):
+    """The entries of G every program has (build and build_any): the pattern
+    rows -(2D_i - I) X u_j <= 0 (row j*n + k, columns j*d .. j*d+d-1) and the
+    groups' second-order cones -(t_j, u_j) <=_Q 0 (row j*(d+1) + l of their
+    block), each as (vals, rows, cols) with rows from 0."""
+    n, d = X.shape
+    P = D.shape[0]
+    ng, nu = 2 * P, 2 * P * d
+    S = 2.0 * D - 1.0
+    kk = np.repeat(np.arange(n), d)
+    ll = np.tile(np.arange(d), n)
+    pattern = (np.concatenate([(-S[j % P][:, None] * X).ravel() for j in range(ng)]),
+               np.concatenate([j * n + kk for j in range(ng)]),
+               np.concatenate([j * d + ll for j in range(ng)]))
+    cone = (-np.ones(ng * (d + 1)),
+            np.arange(ng * (d + 1)),
+            np.concatenate([np.concatenate(([nu + j], j * d + np.arange(d))) for j in range(ng)]))
+    return pattern, cone
+
+
 def build(X, y, D, loss, beta):
     """The cone program as cvxopt matrices: (Q or None, c, G, h, dims, const)."""
     n, d = X.shape
@@ -87,20 +107,12 @@ def build(X, y, D, loss, beta):
     nu = ng * d
     hinge = loss == "hinge"
     nx = nu + ng + (n if hinge else 0)
-    S = 2.0 * D - 1.0  # P x n
 
     # F_v = [D_1 X ... D_P X] (n x dP); F = [F_v, -F_v] on u.
     Fv = (D[:, :, None] * X[None, :, :]).transpose(1, 0, 2).reshape(n, P * d)
 
-    vals, rows, cols, h = [], [], [], []
-    # Pattern rows -(2D_i - I) X u_j <= 0: row j*n + k, columns j*d .. j*d+d-1.
-    kk = np.repeat(np.arange(n), d)
-    ll = np.tile(np.arange(d), n)
-    for j in range(ng):
-        i = j % P
-        vals.append((-S[i][:, None] * X).ravel())
-        rows.append(j * n + kk)
-        cols.append(j * d + ll)
+    (pv, pr, pc), (qv, qr, qc) = shared_entries(X, D)
+    vals, rows, cols = [pv], [pr], [pc]
     row = ng * n
     hl = [np.zeros(ng * n)]
     if hinge:
@@ -124,11 +136,9 @@ def build(X, y, D, loss, beta):
         row += n
     nl = row
     # Second-order cones -(t_j, u_j) <=_Q 0.
-    for j in range(ng):
-        r0 = row + j * (d + 1)
-        vals.append(-np.ones(d + 1))
-        rows.append(r0 + np.arange(d + 1))
-        cols.append(np.concatenate(([nu + j], j * d + np.arange(d))))
+    vals.append(qv)
+    rows.append(row + qr)
+    cols.append(qc)
     row += ng * (d + 1)
     hl.append(np.zeros(ng * (d + 1)))
     vals = np.concatenate(vals)
@@ -188,7 +198,6 @@ def build_any(X, y, D, loss, beta, eps, norm, bias):
         if norm == "inf":
             a0, z0 = nx, nx + ng * f  # l1 epigraph entries
             nx += ng * f + n * f
-    S = 2.0 * D - 1.0
     pi, pk = np.nonzero(D)  # the pairs (i, k) with D_ik = 1
 
     lin = {"vals": [], "rows": [], "cols": [], "h": [], "m": 0}
@@ -219,12 +228,13 @@ def build_any(X, y, D, loss, beta, eps, norm, bias):
         add(blk, rowk[r], pi[:, None] * d + c, v)
         add(blk, rowk[r], (P + pi[:, None]) * d + c, -v)
 
-    # Pattern rows, group j: row j*n + k.
-    kk = np.repeat(np.arange(n), d)
-    ll = np.tile(np.arange(d), n)
-    for j in range(ng):
-        add(lin, j * n + kk, j * d + ll, (S[j % P][:, None] * X).ravel())
-        if robust:
+    # Pattern rows, group j: row j*n + k (the robust ones less eps s_j).
+    (pv, pr, pc), (qv, qr, qc) = shared_entries(X, D)
+    lin["vals"].append(pv)
+    lin["rows"].append(pr)
+    lin["cols"].append(pc)
+    if robust:
+        for j in range(ng):
             add(lin, j * n + np.arange(n), np.full(n, sg0 + j), -eps)
     close(lin, ng * n)
     # Loss rows.
@@ -274,10 +284,11 @@ def build_any(X, y, D, loss, beta, eps, norm, bias):
             add(lin, np.repeat(ks, f), z0 + np.arange(n * f), -1.0)
             close(lin, n)
     # Second-order cones: (t_j, u_j), and for p = 2 (s_j, u_j^f), (s_k, g_k^f).
-    for j in range(ng):
-        add(soc, np.arange(d + 1), np.concatenate(([nu + j], j * d + np.arange(d))), 1.0)
-        close(soc, d + 1)
-        soc["q"].append(d + 1)
+    soc["vals"].append(qv)
+    soc["rows"].append(qr)
+    soc["cols"].append(qc)
+    close(soc, ng * (d + 1))
+    soc["q"].extend([d + 1] * ng)
     if robust and norm == "2":
         for j in range(ng):
             add(soc, np.arange(f + 1), np.concatenate(([sg0 + j], j * d + np.arange(f))), 1.0)
