@@ -36,7 +36,9 @@ type convSpec struct {
 // (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
 // interior-point method (small programs). Bias gives every filter a bias
 // (cnn.Conv.Bias); Robust(ε, cvx.LInf) trains it adversarially, with
-// either pooling and every loss (Solve: cnn.Problem.SolveRobust, certified);
+// either pooling and every loss (Solve: cnn.Problem.SolveRobust, certified;
+// ADMM: its ADMM splitting cnn.RobustADMM, options Rho, Relax, Gap and
+// CertifyEvery, certified every CertifyEvery iterations);
 // BatchNorm and exact patterns are not available with it.
 func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
 	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
@@ -259,9 +261,6 @@ type generalEngine struct {
 }
 
 func (a ADMM) openGeneral(p *Problem, saved []byte) (engine, error) {
-	if p.robust() {
-		return nil, errors.New("cvx: robust CNN training is solved by cvx.Solve (its dense interior-point program), not ADMM")
-	}
 	if a.Inner != AutoInner || a.Gamma != 0 || a.Blocks != 0 || a.InnerMax != 0 || a.Route != AutoRoute {
 		return nil, errors.New("cvx: ADMM on a CNN or two-hidden-layer problem runs the general ADMM of eq. (ct_eq_general) on equilibrated constraints (general.Options.Equilibrate): its options are Rho, Relax, Tol, Gap and CertifyEvery")
 	}
@@ -271,6 +270,9 @@ func (a ADMM) openGeneral(p *Problem, saved []byte) (engine, error) {
 	gm, err := p.model()
 	if err != nil {
 		return nil, err
+	}
+	if cm, ok := gm.(cnnModel); ok && p.robust() {
+		return a.openRobustCNN(p, cm, saved)
 	}
 	gp, _ := gm.program()
 	var st *general.State
@@ -324,17 +326,86 @@ func (e *generalEngine) network() (*Network, error) {
 	return nil, errors.New("cvx: the run's network is not a two-layer network: use run.CNN() or run.TwoHidden()")
 }
 
-// solution returns the run's current point as a Solution's network.
+// robustCNNEngine runs the ADMM splitting of a robust CNN's program
+// (cnn.RobustADMM) across cells. A point's Objective and Violation are the
+// raw iterate's robust objective and robust-constraint violation; its
+// certificate's Upper is the best feasible point's robust objective.
+type robustCNNEngine struct {
+	model cnnModel
+	r     *cnn.RobustADMM
+	every int
+	gap   float64
+	last  float64
+}
+
+func (a ADMM) openRobustCNN(p *Problem, cm cnnModel, saved []byte) (engine, error) {
+	if a.Tol != 0 {
+		return nil, errors.New("cvx: the robust CNN's ADMM splitting stops at a certified gap (ADMM.Gap), not at residuals: drop Tol")
+	}
+	var st *general.ConeState
+	if saved != nil {
+		st = new(general.ConeState)
+		if err := decodeState(saved, st); err != nil {
+			return nil, err
+		}
+	}
+	r, err := cm.cp.NewRobustADMM(p.Perturbation().Eps, general.ConeOptions{Rho: a.Rho, Relax: a.Relax}, st)
+	if err != nil {
+		return nil, err
+	}
+	return &robustCNNEngine{model: cm, r: r, every: a.certifyEvery(), gap: a.Gap}, nil
+}
+
+func (e *robustCNNEngine) step() Point {
+	e.r.Step()
+	_, _, obj, viol := e.r.Iterate()
+	e.last = obj
+	return Point{Iter: e.r.Iter(), Objective: obj, Violation: viol}
+}
+
+func (e *robustCNNEngine) certify(pt *Point, last bool) error {
+	if e.every < 0 || (!last && pt.Iter%e.every != 0) {
+		return nil
+	}
+	ri, err := e.r.Certify(context.Background())
+	if err != nil {
+		return err
+	}
+	pt.setBound(ri.Lower, ri.Upper, ri.Gap)
+	return nil
+}
+
+func (e *robustCNNEngine) reached(pt Point) bool {
+	return e.gap > 0 && pt.Certified && pt.CertifiedGap <= e.gap
+}
+func (e *robustCNNEngine) iter() int            { return e.r.Iter() }
+func (e *robustCNNEngine) objective() float64   { return e.last }
+func (e *robustCNNEngine) state() (any, error)  { return e.r.State(), nil }
+func (e *robustCNNEngine) converged(Point) bool { return false }
+func (e *robustCNNEngine) network() (*Network, error) {
+	return nil, errors.New("cvx: the run's network is a CNN: use run.CNN()")
+}
+
+// solution returns the run's current point as a Solution's network: for
+// a robust CNN, the best certified (feasible) point, or the raw iterate
+// before the first certificate.
 func (r *Run) generalSolution() (*Solution, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	e, ok := r.eng.(*generalEngine)
-	if !ok {
-		return nil, errors.New("cvx: the run's problem is a two-layer network; use run.Network()")
-	}
 	s := &Solution{}
-	return s, e.model.fill(s, e.a.State.W, e.a.State.Wp)
+	switch e := r.eng.(type) {
+	case *generalEngine:
+		return s, e.model.fill(s, e.a.State.W, e.a.State.Wp)
+	case *robustCNNEngine:
+		best := e.r.Result(0)
+		w, wp := best.W, best.Wp
+		if w == nil {
+			w, wp, _, _ = e.r.Iterate()
+		}
+		return s, e.model.fill(s, w, wp)
+	}
+	return nil, errors.New("cvx: the run's problem is a two-layer network; use run.Network()")
 }
 
 // CNN returns the trained CNN of a run of a Conv problem.

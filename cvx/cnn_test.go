@@ -116,8 +116,48 @@ func TestConvProblem(t *testing.T) {
 	if rob.CNN == nil || rob.Clean > rob.Objective+1e-9 || rob.Violation > 0 || !(rob.Lower <= rob.Objective) || rob.Gap > 1e-6 {
 		t.Errorf("robust CNN: network %v, robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", rob.CNN, rob.Objective, rob.Clean, rob.Violation, rob.Lower, rob.Upper, rob.Gap)
 	}
-	if r := Start("robust-cnn", Classify(x, y).Hinge().Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1), ADMM{}); r.Err() == nil || !strings.Contains(r.Err().Error(), "not ADMM") {
-		t.Errorf("ADMM on a robust CNN: %v", r.Err())
+	// The ADMM splitting of the robust CNN across cells: resumed exactly,
+	// certified around the interior-point optimum, stopping at its gap.
+	robProb := func() *Problem {
+		return Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1)
+	}
+	whole := Start("robust-cnn-whole", robProb(), ADMM{CertifyEvery: 100})
+	whole.Quiet = true
+	if err := whole.Iterate(400); err != nil {
+		t.Fatal(err)
+	}
+	first := Start("robust-cnn", robProb(), ADMM{CertifyEvery: 100})
+	first.Quiet = true
+	if err := first.Iterate(150); err != nil {
+		t.Fatal(err)
+	}
+	rest := Resume("robust-cnn", robProb(), ADMM{CertifyEvery: 100})
+	rest.Quiet = true
+	if err := rest.Iterate(250); err != nil {
+		t.Fatal(err)
+	}
+	if rest.Iter() != 400 || rest.Objective() != whole.Objective() {
+		t.Errorf("robust CNN ADMM resumed at iteration %d objective %v, whole run %d %v", rest.Iter(), rest.Objective(), whole.Iter(), whole.Objective())
+	}
+	for _, pt := range whole.History() {
+		if pt.Certified && (pt.Lower > rob.Upper+1e-9 || pt.Upper < rob.Lower-1e-9) {
+			t.Errorf("robust CNN ADMM's certificate [%v, %v] at iteration %d misses the optimum in [%v, %v]", pt.Lower, pt.Upper, pt.Iter, rob.Lower, rob.Upper)
+		}
+	}
+	to := Start("robust-cnn-gap", robProb(), ADMM{CertifyEvery: 100, Gap: 1e-4})
+	to.Quiet = true
+	if err := to.Iterate(30000); err != nil {
+		t.Fatal(err)
+	}
+	last := to.History()[len(to.History())-1]
+	if !last.Certified || last.CertifiedGap > 1e-4 || to.Iter() == 30000 {
+		t.Errorf("robust CNN ADMM to a gap of 1e-4: %d iterations, last point %+v", to.Iter(), last)
+	}
+	if net, err := to.CNN(); err != nil || net.Width() == 0 {
+		t.Errorf("robust CNN ADMM's network: %v, %v", net, err)
+	}
+	if r := Start("robust-cnn-tol", robProb(), ADMM{Tol: 1e-6}); r.Err() == nil || !strings.Contains(r.Err().Error(), "drop Tol") {
+		t.Errorf("ADMM with Tol on a robust CNN: %v", r.Err())
 	}
 	if _, _, err := Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(0.03, L2).SamplePatterns(4, 1).ConvProgram(); err == nil || !strings.Contains(err.Error(), "ℓ∞ ball") {
 		t.Errorf("robust CNN in the ℓ2 ball: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/general"
+	"github.com/convexnn/convexnn/solvers/ipm"
 	"github.com/convexnn/convexnn/solvers/twohidden"
 	"gonum.org/v1/gonum/mat"
 )
@@ -262,7 +263,7 @@ type cnnJSON struct {
 func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64) (resultJSON, error) {
 	start := time.Now()
 	if in.eps > 0 {
-		return solveRobustCNN(ctx, in, solver, tol, start)
+		return solveRobustCNN(ctx, in, solver, maxIter, rho, tol, gap, start)
 	}
 	gp, err := in.gen.Program()
 	if err != nil {
@@ -345,22 +346,34 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 }
 
 // solveRobustCNN solves the robust program of a CNN (either pooling, every
-// loss; cnn.Problem.SolveRobust, dense): "objective" is the robust
+// loss): -solver ipm or auto by cnn.Problem.SolveRobust (dense), admm by
+// its ADMM splitting cnn.Problem.SolveRobustADMM (to the gap, default
+// 1e-6, or maxIter steps, default 20 000). "objective" is the robust
 // objective, "clean_objective" the standard one at the solution,
-// "max_constraint_violation" that of the robust constraints,
-// "lower_bound", "upper_bound" and "gap" the certificate, "duality_gap" the
-// (last) interior-point solve's relative gap.
-func solveRobustCNN(ctx context.Context, in *modelInput, solver string, tol float64, start time.Time) (resultJSON, error) {
+// "max_constraint_violation" that of the robust constraints, "lower_bound",
+// "upper_bound" and "gap" the certificate, "duality_gap" the (last)
+// interior-point solve's relative gap.
+func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter int, rho, tol, gap float64, start time.Time) (resultJSON, error) {
 	res := resultJSON{Solver: "ipm", Auto: solver == "auto", BLAS: solvers.BLAS(), Model: in.model, Eps: in.eps, Norm: "inf"}
-	if solver == "admm" {
-		return res, badInput("solve: robust CNN training (\"eps\" > 0) is solved by -solver ipm or auto (its dense interior-point program), not admm")
-	}
 	cp := in.gen.(cnnModel).p
-	r, err := cp.SolveRobust(ctx, in.eps, tol)
-	if err != nil {
+	var r *cnn.RobustResult
+	var err error
+	if solver == "admm" {
+		res.Solver = "admm"
+		r, err = cp.SolveRobustADMM(ctx, in.eps, cnn.RobustADMMOptions{Gap: gap, MaxIter: maxIter, ADMM: general.ConeOptions{Rho: rho}})
+		if err != nil {
+			return res, badInput("solve: %v", err)
+		}
+	} else if r, err = cp.SolveRobust(ctx, in.eps, tol); err != nil {
 		return res, err
 	}
 	res.Status, res.Iterations, res.Gap = r.Status.String(), r.Iterations, r.Gap
+	if solver == "admm" {
+		res.Status = "gap reached"
+		if r.Status != ipm.Optimal {
+			res.Status = "gap not reached"
+		}
+	}
 	res.Objective = r.Objective
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &r.Lower, &r.Upper, &r.CertifiedGap
 	res.MaxViolation = cp.RobustViolation(in.eps, r.W, r.Wp)

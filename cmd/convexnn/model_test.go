@@ -104,7 +104,6 @@ func TestSolveModelBadInput(t *testing.T) {
 		{withFields(t, img, map[string]any{"filter": 4}), nil, `do not fit`},
 		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
 		{withFields(t, img, map[string]any{"eps": 0.1, "model": "cnn-max", "norm": "2"}), nil, `"norm": "inf" only`},
-		{withFields(t, img, map[string]any{"eps": 0.1}), []string{"-solver", "admm"}, `not admm`},
 		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
@@ -158,6 +157,12 @@ func TestSolveRobustCNN(t *testing.T) {
 		}
 		if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 0 || *res.CertifiedGap > 1e-6 || *res.LowerBound > res.Objective {
 			t.Errorf("%v: robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", c, res.Objective, *res.CleanObjective, res.MaxViolation, *res.LowerBound, *res.UpperBound, *res.CertifiedGap)
+		}
+		// The ADMM splitting: a certificate that holds the interior-point
+		// optimum, the robust constraints kept.
+		ad := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "admm", "-gap", "1e-4", "-max-iter", "20000")
+		if ad.Solver != "admm" || ad.MaxViolation > 0 || *ad.LowerBound > *res.UpperBound+1e-9 || *ad.UpperBound < *res.LowerBound-1e-9 || ad.Status != "gap reached" || *ad.CertifiedGap > 1e-4 {
+			t.Errorf("%v: ADMM %q: status %q, violation %v, bounds [%v, %v] (gap %v) against the optimum in [%v, %v]", c, ad.Solver, ad.Status, ad.MaxViolation, *ad.LowerBound, *ad.UpperBound, *ad.CertifiedGap, *res.LowerBound, *res.UpperBound)
 		}
 	}
 }

@@ -4,7 +4,7 @@ package cnn
 // bound of p's robust program at radius eps from the multipliers z (any z),
 // and the number of rows z must have.
 func RobustBound(p *Problem, eps float64, z []float64) (float64, int, error) {
-	fm, err := newRobustForm(p, eps)
+	fm, err := newRobustForm(p, eps, 0, false)
 	if err != nil {
 		return 0, 0, err
 	}

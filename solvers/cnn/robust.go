@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/general"
 	"github.com/convexnn/convexnn/solvers/ipm"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -30,8 +31,11 @@ type RobustResult struct {
 	// Gap is the (last) interior-point solve's relative duality gap.
 	Gap float64
 	// Iterations counts the interior-point iterations (of every proximal
-	// Newton step for BCE and logistic).
+	// Newton step for BCE and logistic); for SolveRobustADMM, its steps.
 	Iterations int
+	// State is SolveRobustADMM's state, to continue from (nil for
+	// SolveRobust).
+	State *general.ConeState
 }
 
 // masks returns, per patch position, which entries of a patch are image
@@ -94,6 +98,10 @@ func (p *Problem) pixelOf() [][]int {
 
 // MaxRobustVariables bounds SolveRobust's variables (its program is dense).
 const MaxRobustVariables = 4000
+
+// MaxRobustADMMBytes bounds what RobustADMM holds: its program's G, built
+// dense, and the x-system (8 bytes per entry).
+const MaxRobustADMMBytes = 6e9
 
 // robustTightening is the relative margin by which SolveRobust tightens the
 // robust constraints (radius ε(1 + robustTightening)), so that the
@@ -159,19 +167,28 @@ type robustForm struct {
 	oz, oe, oo, nx     int
 	rWin, rAbs, rOver  int
 	rLoss, rGrad, orth int
+	extra              int // zero rows after the cone's
 	lossRows           int // per image: hinge 2, squared 2, BCE and logistic 1
 	g                  *mat.Dense
 	h, c               []float64
 	cone               ipm.Cone
 }
 
-// newRobustForm returns the robust program of p at radius eps.
-func newRobustForm(p *Problem, eps float64) (*robustForm, error) {
+// newRobustForm returns the robust program of p at radius eps, with
+// extra zero rows after the cone's (for RobustADMM's loss rows); admm
+// selects RobustADMM's size limits (MaxRobustADMMBytes for its dense G)
+// instead of the interior-point method's (MaxRobustVariables).
+func newRobustForm(p *Problem, eps float64, extra int, admm bool) (*robustForm, error) {
 	fm := p.layout(eps)
 	fm.placeEpigraphs()
-	if fm.nx > MaxRobustVariables {
-		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels)", fm.nx, MaxRobustVariables)
+	rows := fm.orth + 2*fm.np*(fm.f+1) + extra
+	switch {
+	case !admm && fm.nx > MaxRobustVariables:
+		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels; or its ADMM splitting, NewRobustADMM)", fm.nx, MaxRobustVariables)
+	case admm && 8*(float64(rows)*float64(fm.nx)+float64(fm.nx)*float64(fm.nx)) > MaxRobustADMMBytes:
+		return nil, fmt.Errorf("cnn: the robust program's ADMM splitting would hold %.1f GB (%d rows × %d variables, and the %d² x-system), more than its limit of %.1f GB: fewer images, patterns or pixels", 8*(float64(rows)*float64(fm.nx)+float64(fm.nx)*float64(fm.nx))/1e9, rows, fm.nx, fm.nx, MaxRobustADMMBytes/1e9)
 	}
+	fm.extra = extra
 	fm.build()
 	return fm, nil
 }
@@ -349,7 +366,7 @@ func (fm *robustForm) overlapOf(a, k int) overlap {
 // hinge loss).
 func (fm *robustForm) build() {
 	p, n, f, np := fm.p, fm.n, fm.f, fm.np
-	rows := fm.orth + 2*np*(f+1)
+	rows := fm.orth + 2*np*(f+1) + fm.extra
 	g := mat.NewDense(rows, fm.nx, nil)
 	h := make([]float64, rows)
 	eps := fm.eps * (1 + robustTightening)
@@ -558,7 +575,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	if tol == 0 {
 		tol = 1e-9
 	}
-	fm, err := newRobustForm(p, eps)
+	fm, err := newRobustForm(p, eps, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -848,6 +865,7 @@ func (fm *robustForm) bound(z []float64) float64 {
 	if worst > 0 {
 		s = math.Min(1, p.Beta/(worst*(1+1e-12)))
 	}
+
 	var lower, mag float64
 	switch p.Loss {
 	case solvers.HingeLoss:

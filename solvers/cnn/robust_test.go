@@ -14,7 +14,53 @@ import (
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/general"
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
+	"gonum.org/v1/gonum/mat"
 )
+
+// robustCase is one of the small robust CNN programs the tests solve
+// (4×4 images): both poolings, every loss. CVXOPT's programs have an
+// epigraph per winner row and pixel, and cp (BCE, logistic) is slow on
+// them: max pooling runs on fewer images. ADMM's tail is long on two of
+// them (admmReaches false; TestRobustADMMCertified).
+type robustCase struct {
+	conv        cnn.Conv
+	pool        cnn.Pooling
+	loss        solvers.Loss
+	n, np       int
+	beta        float64
+	admmReaches bool
+}
+
+var robustCases = []robustCase{
+	{cnn.Conv{Size: 2, Stride: 2}, cnn.AvgPool, solvers.HingeLoss, 8, 3, 1e-2, true},
+	{cnn.Conv{Size: 3, Stride: 1, Pad: 1}, cnn.AvgPool, solvers.SquaredLoss, 8, 3, 1e-2, true},
+	{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.AvgPool, solvers.BCELoss, 8, 3, 1e-2, true},
+	{cnn.Conv{Size: 3, Stride: 1, Pad: 1}, cnn.AvgPool, solvers.LogisticLoss, 6, 2, 1e-4, false},
+	{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.MaxPool, solvers.HingeLoss, 6, 2, 1e-2, false},
+	{cnn.Conv{Size: 3, Stride: 1, Bias: true}, cnn.MaxPool, solvers.SquaredLoss, 5, 2, 1e-2, true}, // overlapping patches
+	{cnn.Conv{Size: 2, Stride: 2}, cnn.MaxPool, solvers.BCELoss, 4, 1, 1e-2, true},
+	{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.MaxPool, solvers.LogisticLoss, 5, 2, 1e-4, true},
+}
+
+// build draws case trial's images from rng and returns its problem with
+// sampled patterns, the images, labels and radius.
+func (c robustCase) build(t *testing.T, rng *rand.Rand, trial int) (*cnn.Problem, *mat.Dense, []float64, float64) {
+	t.Helper()
+	shape := cnn.Shape{C: 1, H: 4, W: 4}
+	x, y := images(rng, c.n, shape, c.loss)
+	eps := []float64{0.05, 0.02}[trial%4/2]
+	if trial == 7 {
+		eps = 0.002 // larger radii leave it only the zero network here
+	}
+	p, err := cnn.New(x, shape, c.conv, c.pool, y, c.loss, c.beta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SamplePatterns(c.np, uint64(trial)); err != nil {
+		t.Fatal(err)
+	}
+	return p, x, y, eps
+}
 
 // Convex adversarial training of CNNs with average and max pooling, every
 // loss: CVXOPT's optimum between the certified bounds, a certified gap of
@@ -23,39 +69,10 @@ import (
 func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 	testprog.RequireCVXOPT(t)
 	rng := rand.New(rand.NewPCG(9, 10))
-	shape := cnn.Shape{C: 1, H: 4, W: 4}
-	// CVXOPT's programs have an epigraph per winner row and pixel, and cp
-	// (BCE, logistic) is slow on them: max pooling runs on fewer images.
-	cases := []struct {
-		conv  cnn.Conv
-		pool  cnn.Pooling
-		loss  solvers.Loss
-		n, np int
-		beta  float64
-	}{
-		{cnn.Conv{Size: 2, Stride: 2}, cnn.AvgPool, solvers.HingeLoss, 8, 3, 1e-2},
-		{cnn.Conv{Size: 3, Stride: 1, Pad: 1}, cnn.AvgPool, solvers.SquaredLoss, 8, 3, 1e-2},
-		{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.AvgPool, solvers.BCELoss, 8, 3, 1e-2},
-		{cnn.Conv{Size: 3, Stride: 1, Pad: 1}, cnn.AvgPool, solvers.LogisticLoss, 6, 2, 1e-4},
-		{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.MaxPool, solvers.HingeLoss, 6, 2, 1e-2},
-		{cnn.Conv{Size: 3, Stride: 1, Bias: true}, cnn.MaxPool, solvers.SquaredLoss, 5, 2, 1e-2}, // overlapping patches
-		{cnn.Conv{Size: 2, Stride: 2}, cnn.MaxPool, solvers.BCELoss, 4, 1, 1e-2},
-		{cnn.Conv{Size: 2, Stride: 2, Bias: true}, cnn.MaxPool, solvers.LogisticLoss, 5, 2, 1e-4},
-	}
-	for trial, c := range cases {
-		conv, pool, loss, n, np := c.conv, c.pool, c.loss, c.n, c.np
-		x, y := images(rng, n, shape, loss)
-		eps := []float64{0.05, 0.02}[trial%4/2]
-		if trial == 7 {
-			eps = 0.002 // larger radii leave it only the zero network here
-		}
-		p, err := cnn.New(x, shape, conv, pool, y, loss, c.beta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.SamplePatterns(np, uint64(trial)); err != nil {
-			t.Fatal(err)
-		}
+	for trial, c := range robustCases {
+		conv, pool, loss, n := c.conv, c.pool, c.loss, c.n
+		p, x, y, eps := c.build(t, rng, trial)
+		shape := p.Shape
 		t0 := time.Now()
 		res, err := p.SolveRobust(context.Background(), eps, 1e-10)
 		if err != nil {

@@ -461,21 +461,25 @@ func prox(l solvers.Loss, y, v, rho float64, n int) float64 {
 		}
 		return y
 	}
-	// ℓ_k(z) = softplus(cz)/n: Newton's method on the monotone
-	// c σ(cz)/n + ρ(z − v) = 0, safeguarded by bisection.
-	c := l.MarginScale(y)
-	inv := 1 / float64(n)
-	lo, hi := v-math.Abs(c)*inv/rho, v+math.Abs(c)*inv/rho
+	// ℓ_k(z) = softplus(cz)/n.
+	return SoftplusProx(v, l.MarginScale(y), 1/float64(n), rho)
+}
+
+// SoftplusProx returns argmin_z w·softplus(cz) + (ρ/2)(z − v)² (w > 0): Newton's method on the
+// monotone c w σ(cz) + ρ(z − v) = 0, safeguarded by bisection in its
+// bracket [v − |c|w/ρ, v + |c|w/ρ].
+func SoftplusProx(v, c, w, rho float64) float64 {
+	lo, hi := v-math.Abs(c)*w/rho, v+math.Abs(c)*w/rho
 	z := v
 	for it := 0; it < 100; it++ {
 		s := solvers.Logistic(c * z)
-		f := c*s*inv + rho*(z-v)
+		f := c*s*w + rho*(z-v)
 		if f > 0 {
 			hi = z
 		} else {
 			lo = z
 		}
-		df := c*c*s*(1-s)*inv + rho
+		df := c*c*s*(1-s)*w + rho
 		nz := z - f/df
 		if !(nz > lo && nz < hi) {
 			nz = (lo + hi) / 2
