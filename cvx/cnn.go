@@ -191,7 +191,11 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 		return nil, err
 	}
 	if cm, ok := gm.(cnnModel); ok && p.robust() {
-		return solveRobustCNN(ctx, p, cm, m, t0)
+		res, err := cm.cp.SolveRobust(ctx, p.Perturbation().Eps, m.Tol)
+		if err != nil {
+			return nil, err
+		}
+		return robustCNNSolution(p, cm, res, res.Status.String(), "interior-point method", t0)
 	}
 	gp, _ := gm.program()
 	tol := m.Tol
@@ -207,34 +211,42 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Clean: res.Objective, Iterations: res.Iterations, Perturbation: solvers.Perturbation{Norm: "inf"},
-		Lower: res.Bound.Lower, Upper: res.Bound.Upper, Gap: res.Bound.Gap}
-	if s.Violation, err = gp.Violation(res.W, res.Wp); err != nil {
+	return generalSolution(gm, gp, res.W, res.Wp, res.Bound, res.Status.String(), res.Iterations, "interior-point method", t0)
+}
+
+// generalSolution is the Solution of a Conv or TwoHidden problem at
+// (w, w′), with its certificate b.
+func generalSolution(gm generalModel, gp *general.Program, w, wp []float64, b general.Bound, status string, iters int, method string, t0 time.Time) (*Solution, error) {
+	s := &Solution{Status: status, Iterations: iters, Perturbation: solvers.Perturbation{Norm: "inf"}, Lower: b.Lower, Upper: b.Upper, Gap: b.Gap}
+	var err error
+	if s.Objective, err = gp.Objective(w, wp); err != nil {
 		return nil, err
 	}
-	if err := gm.fill(s, res.W, res.Wp); err != nil {
+	s.Clean = s.Objective
+	if s.Violation, err = gp.Violation(w, wp); err != nil {
 		return nil, err
 	}
-	if s.Nonconvex, err = gm.nonconvex(res.W, res.Wp); err != nil {
+	if err := gm.fill(s, w, wp); err != nil {
+		return nil, err
+	}
+	if s.Nonconvex, err = gm.nonconvex(w, wp); err != nil {
 		return nil, err
 	}
 	s.Seconds = time.Since(t0).Seconds()
-	note(fmt.Sprintf("cvx: %s, interior-point method: objective %.8g, certified gap %.2g, %d iterations, %.2f s", gm.describe(), s.Objective, s.Gap, s.Iterations, s.Seconds))
+	note(fmt.Sprintf("cvx: %s, %s: objective %.8g, certified gap %.2g, %d iterations, %.2f s", gm.describe(), method, s.Objective, s.Gap, s.Iterations, s.Seconds))
 	return s, nil
 }
 
-// solveRobustCNN solves a robust Conv problem (ℓ∞; either pooling, every
-// loss) by cnn.Problem.SolveRobust. Objective is the robust objective and
-// Clean the standard one at the solution; Violation is that of the robust
-// constraints; Lower, Upper and Gap are its certificate.
-func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time.Time) (*Solution, error) {
+// robustCNNSolution is the Solution of a robust Conv problem (ℓ∞; either
+// pooling, every loss) from res (cnn.Problem.SolveRobust or its ADMM
+// splitting). Objective is the robust objective and Clean the standard one
+// at the solution; Violation is that of the robust constraints; Lower,
+// Upper and Gap are its certificate.
+func robustCNNSolution(p *Problem, cm cnnModel, res *cnn.RobustResult, status, method string, t0 time.Time) (*Solution, error) {
 	eps := p.Perturbation().Eps
-	res, err := cm.cp.SolveRobust(ctx, eps, m.Tol)
-	if err != nil {
-		return nil, err
-	}
-	s := &Solution{Status: res.Status.String(), Objective: res.Objective, Iterations: res.Iterations, Perturbation: p.Perturbation(),
+	s := &Solution{Status: status, Objective: res.Objective, Iterations: res.Iterations, Perturbation: p.Perturbation(),
 		Lower: res.Lower, Upper: res.Upper, Gap: res.CertifiedGap, Violation: cm.cp.RobustViolation(eps, res.W, res.Wp)}
+	var err error
 	if s.Clean, err = cm.gp.Objective(res.W, res.Wp); err != nil {
 		return nil, err
 	}
@@ -245,8 +257,83 @@ func solveRobustCNN(ctx context.Context, p *Problem, cm cnnModel, m IPM, t0 time
 		return nil, err
 	}
 	s.Seconds = time.Since(t0).Seconds()
-	note(fmt.Sprintf("cvx: %s, robust (ε = %g, ℓ∞), interior-point method: robust objective %.8g (standard %.8g), certified gap %.2g, %.2f s", cm.describe(), eps, s.Objective, s.Clean, s.Gap, s.Seconds))
+	note(fmt.Sprintf("cvx: %s, robust (ε = %g, ℓ∞), %s: robust objective %.8g (standard %.8g), certified gap %.2g, %.2f s", cm.describe(), eps, method, s.Objective, s.Clean, s.Gap, s.Seconds))
 	return s, nil
+}
+
+// optimumGeneral is Optimum for a Conv or TwoHidden problem: the
+// interior-point method (solveGeneral, tolerance gap/100) when it takes
+// the program (a robust CNN: cnn.Problem.RobustInteriorPointFits; a
+// standard one: the squared or hinge loss and
+// cnn.Problem.InteriorPointFits or general.InteriorPointFits), otherwise
+// the ADMM splitting (robust: cnn.Problem.SolveRobustADMM; standard: the
+// general ADMM on equilibrated constraints) certified every 100 steps
+// until the gap, at most maxIter steps.
+func optimumGeneral(ctx context.Context, p *Problem, gap float64, maxIter int) (*Solution, error) {
+	gm, err := p.model()
+	if err != nil {
+		return nil, err
+	}
+	gp, _ := gm.program()
+	cm, isCNN := gm.(cnnModel)
+	robust := isCNN && p.robust()
+	var fits bool
+	switch {
+	case robust:
+		fits = cm.cp.RobustInteriorPointFits(p.Perturbation().Eps)
+	case gp.Loss != solvers.SquaredLoss && gp.Loss != solvers.HingeLoss:
+	case isCNN:
+		fits = cm.cp.InteriorPointFits()
+	default:
+		fits = general.InteriorPointFits(gp)
+	}
+	return optimumGeneralBy(ctx, p, gm, gap, maxIter, fits)
+}
+
+// optimumGeneralBy is optimumGeneral by the interior-point method (ipm)
+// or the ADMM splitting.
+func optimumGeneralBy(ctx context.Context, p *Problem, gm generalModel, gap float64, maxIter int, ipm bool) (*Solution, error) {
+	t0 := time.Now()
+	gp, _ := gm.program()
+	cm, isCNN := gm.(cnnModel)
+	robust := isCNN && p.robust()
+	if ipm {
+		s, err := solveGeneral(ctx, p, IPM{Tol: gap / 100})
+		if s != nil {
+			s.Status = gapStatus(s.Gap, gap)
+		}
+		return s, err
+	}
+	if robust {
+		res, err := cm.cp.SolveRobustADMM(ctx, p.Perturbation().Eps, cnn.RobustADMMOptions{Gap: gap, MaxIter: maxIter})
+		if res == nil {
+			return nil, err
+		}
+		s, serr := robustCNNSolution(p, cm, res, gapStatus(res.CertifiedGap, gap), "ADMM splitting", t0)
+		if serr != nil {
+			return nil, serr
+		}
+		return s, err
+	}
+	a, err := general.New(gp, general.Options{Equilibrate: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	last, err := a.Solve(ctx, maxIter, gap, 100, nil)
+	b := last.Bound
+	if b == nil {
+		bb, berr := a.Bound()
+		if berr != nil {
+			return nil, berr
+		}
+		b = &bb
+	}
+	// The certificate's point, made feasible (its objective is Upper).
+	s, serr := generalSolution(gm, gp, b.W, b.Wp, *b, gapStatus(b.Gap, gap), a.State.Iter, "general ADMM", t0)
+	if serr != nil {
+		return nil, serr
+	}
+	return s, err
 }
 
 // generalEngine runs the general ADMM (eq. ct_eq_general) on a Conv or

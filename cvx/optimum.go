@@ -21,8 +21,10 @@ import (
 // (Solution.Iterations counts its rounds), the proximal Newton method (ipm.Newton) for a
 // standard program with the BCE or logistic loss, otherwise ADMM (admm.ChooseVariant's variant) certified every 25 iterations with
 // its multipliers until the gap is reached, at most maxIter iterations (0
-// means 100000). The Solution's Status is "gap reached" or "gap not
-// reached", and Lower, Upper and Gap hold the last certificate.
+// means 100000). The appendix's CNN and two-hidden-layer problems go to
+// their interior-point method when it takes the program, else to their
+// ADMM splitting (optimumGeneral). The Solution's Status is "gap reached"
+// or "gap not reached", and Lower, Upper and Gap hold the last certificate.
 func Optimum(p *Problem, gap float64, maxIter int) (*Solution, error) {
 	return OptimumContext(context.Background(), p, gap, maxIter)
 }
@@ -38,6 +40,9 @@ func OptimumContext(ctx context.Context, p *Problem, gap float64, maxIter int) (
 	}
 	if maxIter == 0 {
 		maxIter = 100000
+	}
+	if p.Err() == nil && (p.conv != nil || p.twoHidden > 0) {
+		return optimumGeneral(ctx, p, gap, maxIter)
 	}
 	prog, err := p.Convex()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convexnn/convexnn/data"
 	"github.com/convexnn/convexnn/solvers/ipm"
@@ -65,4 +66,47 @@ func TestOptimumReachesTheCertifiedGap(t *testing.T) {
 			t.Errorf("gap %v: %v", g, err)
 		}
 	}
+}
+
+// Optimum on the appendix's models: a CNN and a robust CNN by the
+// interior-point method, and by their ADMM splittings (the path of programs
+// the interior-point method does not take), each bracket holding the
+// interior-point optimum; two-hidden-layer sub-networks with the BCE loss,
+// which only the general ADMM solves.
+func TestOptimumOfAppendixModels(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(12, s, 2)
+	for _, robust := range []bool{false, true} {
+		p := func() *Problem {
+			p := Classify(x, y).Hinge().Beta(1e-2).Bias().Conv(s, 2, 2).SamplePatterns(3, 1)
+			if robust {
+				p.Robust(0.02, LInf)
+			}
+			return p
+		}
+		ref, err := Optimum(p(), 1e-7, 0)
+		if err != nil || ref.Status != "gap reached" || ref.Gap > 1e-7 || ref.CNN == nil {
+			t.Fatalf("robust %v: %v, status %q, certified gap %v", robust, err, ref.Status, ref.Gap)
+		}
+		gm, err := p().model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		ad, err := optimumGeneralBy(context.Background(), p(), gm, 1e-2, 50000, false)
+		if err != nil || ad.Status != "gap reached" || ad.Gap > 1e-2 || ad.Lower > ref.Upper+1e-9 || ad.Upper < ref.Lower-1e-9 || ad.CNN == nil || ad.Violation > 0 {
+			t.Errorf("robust %v by ADMM: %v, status %q after %d iterations, certified [%v, %v] gap %v, violation %v; interior point [%v, %v]", robust, err, ad.Status, ad.Iterations, ad.Lower, ad.Upper, ad.Gap, ad.Violation, ref.Lower, ref.Upper)
+		}
+		if robust && ad.Clean > ad.Objective+1e-9 {
+			t.Errorf("robust CNN by ADMM: clean objective %v above the robust %v", ad.Clean, ad.Objective)
+		}
+		t.Logf("robust %v: interior point %.8g (gap %.1e); ADMM [%.8g, %.8g] after %d iterations, %.1f s", robust, ref.Objective, ref.Gap, ad.Lower, ad.Upper, ad.Iterations, time.Since(t0).Seconds())
+	}
+	xh, yh, _ := data.Disk2D(40, 4)
+	t0 := time.Now()
+	th, err := Optimum(Classify(xh, yh).BCE().Beta(1e-2).Bias().TwoHidden(2).SamplePatterns(3, 1), 0.05, 20000)
+	if err != nil || th.Status != "gap reached" || th.Gap > 0.05 || th.Lower > th.Upper || th.TwoHidden == nil {
+		t.Errorf("two-hidden-layer BCE: %v, status %q after %d iterations, certified [%v, %v] gap %v", err, th.Status, th.Iterations, th.Lower, th.Upper, th.Gap)
+	}
+	t.Logf("two-hidden-layer BCE: gap %.2g after %d iterations, %.1f s", th.Gap, th.Iterations, time.Since(t0).Seconds())
 }

@@ -346,9 +346,10 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 }
 
 // solveRobustCNN solves the robust program of a CNN (either pooling, every
-// loss): -solver ipm or auto by cnn.Problem.SolveRobust (dense), admm by
-// its ADMM splitting cnn.Problem.SolveRobustADMM (to the gap, default
-// 1e-6, or maxIter steps, default 20 000). "objective" is the robust
+// loss): -solver ipm by cnn.Problem.SolveRobust (dense), admm by its ADMM
+// splitting cnn.Problem.SolveRobustADMM (to the gap, default 1e-6, or
+// maxIter steps, default 20 000), auto by the first when it takes the
+// program, else the second. "objective" is the robust
 // objective, "clean_objective" the standard one at the solution,
 // "max_constraint_violation" that of the robust constraints, "lower_bound",
 // "upper_bound" and "gap" the certificate, "duality_gap" the (last)
@@ -358,6 +359,9 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	cp := in.gen.(cnnModel).p
 	var r *cnn.RobustResult
 	var err error
+	if solver == "auto" && !cp.RobustInteriorPointFits(in.eps) {
+		solver = "admm"
+	}
 	if solver == "admm" {
 		res.Solver = "admm"
 		r, err = cp.SolveRobustADMM(ctx, in.eps, cnn.RobustADMMOptions{Gap: gap, MaxIter: maxIter, ADMM: general.ConeOptions{Rho: rho}})

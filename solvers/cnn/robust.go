@@ -99,6 +99,17 @@ func (p *Problem) pixelOf() [][]int {
 // MaxRobustVariables bounds SolveRobust's variables (its program is dense).
 const MaxRobustVariables = 4000
 
+// RobustInteriorPointFits reports whether SolveRobust takes p's robust
+// program at radius eps (at most MaxRobustVariables variables).
+func (p *Problem) RobustInteriorPointFits(eps float64) bool {
+	if len(p.Signs) == 0 {
+		return false
+	}
+	fm := p.layout(eps)
+	fm.placeEpigraphs()
+	return fm.nx <= MaxRobustVariables
+}
+
 // MaxRobustADMMBytes bounds what RobustADMM holds: its program's G, built
 // dense, and the x-system (8 bytes per entry).
 const MaxRobustADMMBytes = 6e9
