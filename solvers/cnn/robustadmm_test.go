@@ -119,3 +119,34 @@ func TestRobustADMMResumeAndRefusals(t *testing.T) {
 		}
 	}
 }
+
+// RobustInteriorPointFits, the rule of -solver auto and cvx.Optimum:
+// small programs fit the dense interior-point method, programs with more
+// than MaxRobustVariables variables (one gradient epigraph per image and
+// pixel where the images' gradients differ) do not, and SolveRobust
+// refuses them naming the ADMM splitting.
+func TestRobustInteriorPointFits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	shape := cnn.Shape{C: 1, H: 6, W: 6}
+	for _, c := range []struct {
+		n    int
+		fits bool
+	}{{10, true}, {400, false}} {
+		x, y := images(rng, c.n, shape, solvers.HingeLoss)
+		p, err := cnn.New(x, shape, cnn.Conv{Size: 3, Stride: 1, Bias: true}, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.SamplePatterns(4, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.RobustInteriorPointFits(0.01); got != c.fits {
+			t.Errorf("%d images: RobustInteriorPointFits %v, want %v", c.n, got, c.fits)
+		}
+		if !c.fits {
+			if _, err := p.SolveRobust(context.Background(), 0.01, 0); err == nil || !strings.Contains(err.Error(), "NewRobustADMM") {
+				t.Errorf("%d images: SolveRobust: %v, want a refusal naming the ADMM splitting", c.n, err)
+			}
+		}
+	}
+}
