@@ -136,6 +136,13 @@ func NewConeADMM(p *ConeProgram, o ConeOptions, st *ConeState) (*ConeADMM, error
 	case o.AdaptEvery < -1:
 		return nil, fmt.Errorf("general: ConeADMM AdaptEvery %d, need ≥ −1", o.AdaptEvery)
 	}
+	for r := 0; r < m; r++ {
+		for _, v := range p.G.RawRowView(r) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("general: cone program with a non-finite entry in row %d of G", r)
+			}
+		}
+	}
 	a := &ConeADMM{P: p, Options: o, n: n, m: m, mk: mk, scale: make([]float64, m), hs: make([]float64, m),
 		rhs: make([]float64, n), gx: make([]float64, m), v: make([]float64, m), gz: make([]float64, n)}
 	a.equilibrate()

@@ -162,6 +162,11 @@ func TestConeADMMRefusals(t *testing.T) {
 		{func(p *general.ConeProgram, o *general.ConeOptions) { p.K.Orthant--; p.LossRows = 1 }, "Prox"},
 		{func(p *general.ConeProgram, o *general.ConeOptions) { p.H = append([]float64{math.NaN()}, p.H[1:]...) }, "non-finite"},
 		{func(p *general.ConeProgram, o *general.ConeOptions) { o.Relax = 2 }, "relaxation"},
+		{func(p *general.ConeProgram, o *general.ConeOptions) {
+			g := mat.DenseCopyOf(p.G)
+			g.Set(1, 2, math.Inf(1))
+			p.G = g
+		}, "row 1 of G"},
 		{func(p *general.ConeProgram, o *general.ConeOptions) { o.Rho = -1 }, "ρ"},
 	} {
 		p, o := ok, general.ConeOptions{}
