@@ -100,6 +100,8 @@ func (p *Problem) NewRobustADMM(eps float64, o general.ConeOptions, st *general.
 		return nil, fmt.Errorf("cnn: %w", err)
 	}
 	r := &RobustADMM{fm: fm, admm: a, proj: fm.groupProjections(), start: time.Now()}
+	// The splitting keeps G's rows compressed: the dense G goes.
+	fm.g, prog.G = nil, nil
 	r.best = RobustResult{Upper: math.Inf(1), Lower: math.Inf(-1), CertifiedGap: math.Inf(1), Status: ipm.IterationLimit}
 	return r, nil
 }

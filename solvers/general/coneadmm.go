@@ -21,7 +21,8 @@ import (
 // losses), its second-order cones the groups' regularization terms. The
 // LossRows rows after them carry a separable convex loss φ_r of their
 // slack, given by its proximal map (a smooth loss such as BCE, which no
-// cone of the interior-point method expresses).
+// cone of the interior-point method expresses). Only NewConeADMM reads G
+// (the solver keeps its rows compressed), so a caller may release it.
 type ConeProgram struct {
 	Q *mat.SymDense // n×n positive semidefinite, or nil
 	C []float64     // n
