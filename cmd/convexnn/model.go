@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -362,10 +363,14 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	if solver == "auto" && !cp.RobustInteriorPointFits(in.eps) {
 		solver = "admm"
 	}
+	interrupted := false
 	if solver == "admm" {
 		res.Solver = "admm"
 		r, err = cp.SolveRobustADMM(ctx, in.eps, cnn.RobustADMMOptions{Gap: gap, MaxIter: maxIter, ADMM: general.ConeOptions{Rho: rho}})
-		if err != nil {
+		switch {
+		case r != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			interrupted = true // the best certified point so far is the result
+		case err != nil:
 			return res, badInput("solve: %v", err)
 		}
 	} else if r, err = cp.SolveRobust(ctx, in.eps, tol); err != nil {
@@ -374,7 +379,10 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	res.Status, res.Iterations, res.Gap = r.Status.String(), r.Iterations, r.Gap
 	if solver == "admm" {
 		res.Status = "gap reached"
-		if r.Status != ipm.Optimal {
+		switch {
+		case interrupted:
+			res.Status = "interrupted"
+		case r.Status != ipm.Optimal:
 			res.Status = "gap not reached"
 		}
 	}

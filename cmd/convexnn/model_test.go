@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,6 +158,18 @@ func TestSolveRobustCNN(t *testing.T) {
 		}
 		if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 0 || *res.CertifiedGap > 1e-6 || *res.LowerBound > res.Objective {
 			t.Errorf("%v: robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", c, res.Objective, *res.CleanObjective, res.MaxViolation, *res.LowerBound, *res.UpperBound, *res.CertifiedGap)
+		}
+		// Interrupted before its first step, the ADMM splitting still writes
+		// its certified (zero) point.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out bytes.Buffer
+		if err := solveCommand(ctx, []string{"-problem", writeProblem(t, body), "-solver", "admm"}, &out); err != nil {
+			t.Fatalf("%v: interrupted ADMM: %v", c, err)
+		}
+		var cut resultJSON
+		if err := json.Unmarshal(out.Bytes(), &cut); err != nil || cut.Status != "interrupted" || cut.LowerBound == nil || *cut.LowerBound > *res.UpperBound+1e-9 || cut.MaxViolation > 0 {
+			t.Errorf("%v: interrupted ADMM: %v, result %+v", c, err, cut)
 		}
 		// The ADMM splitting: a certificate that holds the interior-point
 		// optimum, the robust constraints kept.
