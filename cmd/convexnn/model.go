@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -284,6 +283,7 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 	}
 	var w, wp []float64
 	var bound general.Bound
+	interrupted := false
 	switch solver {
 	case "ipm":
 		if gp.Loss != solvers.SquaredLoss && gp.Loss != solvers.HingeLoss {
@@ -315,7 +315,9 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 			return res, badInput("solve: %v", err)
 		}
 		last, err := a.Solve(ctx, maxIter, gap, 100, nil)
-		if err != nil {
+		if isInterrupt(err) {
+			interrupted, last.Bound = true, nil // the state so far, certified below
+		} else if err != nil {
 			return res, err
 		}
 		if last.Bound != nil {
@@ -329,7 +331,9 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 			res.Status = "optimal"
 		}
 	}
-	if gap > 0 {
+	if interrupted {
+		res.Status = "interrupted"
+	} else if gap > 0 {
 		res.Status = "gap reached"
 		if bound.Gap > gap {
 			res.Status = "gap not reached"
@@ -368,7 +372,7 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 		res.Solver = "admm"
 		r, err = cp.SolveRobustADMM(ctx, in.eps, cnn.RobustADMMOptions{Gap: gap, MaxIter: maxIter, ADMM: general.ConeOptions{Rho: rho}})
 		switch {
-		case r != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		case r != nil && isInterrupt(err):
 			interrupted = true // the best certified point so far is the result
 		case err != nil:
 			return res, badInput("solve: %v", err)

@@ -548,6 +548,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	res := resultJSON{Solver: *solver, Auto: auto, BLAS: solvers.BLAS()}
 	var converged admmResult
 	var hint *certify.Hint // the solver's duals for the certificate
+	interrupted := false   // ctx ended the run: its best point so far is the result
 	switch *solver {
 	case "ipm":
 		o := ipm.Options{MaxIter: *maxIter, Tol: *tol}
@@ -558,12 +559,17 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			// while the certificate misses the gap (ipm.Options.Gap).
 			var b certify.Bound
 			r, b, err = ipm.SolveToGap(ctx, p, pert, *gap, o, nil)
-			converged.bound = &b
+			if err == nil {
+				converged.bound = &b
+			}
 		} else {
 			r, err = ipm.SolveProgram(ctx, p, pert, o)
 		}
 		if err != nil {
-			return err
+			if r == nil || r.Weights.V == nil || !isInterrupt(err) {
+				return err
+			}
+			interrupted = true
 		}
 		wt, res.Status, res.Iterations, hint = r.Weights, r.Status.String(), r.Iterations, r.Dual
 	case "working-set":
@@ -582,6 +588,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		res.Status = "optimal"
 		if err != nil {
 			res.Status = err.Error()
+			interrupted = isInterrupt(err)
 		}
 	case "newton":
 		g := *gap
@@ -600,12 +607,13 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		res.Status = "optimal"
 		if err != nil {
 			res.Status = err.Error()
+			interrupted = isInterrupt(err)
 		}
 	case "admm":
 		if res.Inner, res.Iterations, converged, err = solveADMM(ctx, p, pert, *inner, *relax, *rho, *tol, *gap, *maxIter); err != nil {
 			return err
 		}
-		wt, hint = converged.weights, converged.hint
+		wt, hint, interrupted = converged.weights, converged.hint, converged.interrupted
 		res.Status = "iteration limit"
 		if converged.ok {
 			res.Status = "optimal"
@@ -625,7 +633,10 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		bound = &b
 	}
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
-	if *gap > 0 {
+	switch {
+	case interrupted:
+		res.Status = "interrupted"
+	case *gap > 0:
 		res.Status = "gap reached"
 		if bound.Gap > *gap {
 			res.Status = "gap not reached"
@@ -695,13 +706,21 @@ func writeResult(stdout io.Writer, out string, input *dataInputJSON, solve func(
 	return enc.Encode(res)
 }
 
+// isInterrupt reports whether err ends a run because its context ended
+// (an interrupt or a time limit): the run's best point so far is then
+// written, with the status "interrupted".
+func isInterrupt(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // admmResult is the end of an ADMM run: its weights and whether its last
-// step passed the stopping test.
+// step passed the stopping test (or the run was interrupted).
 type admmResult struct {
-	weights solvers.Weights
-	ok      bool
-	bound   *certify.Bound // the final iterate's certificate, when -gap asked for one
-	hint    *certify.Hint  // the solver's duals at weights
+	weights     solvers.Weights
+	ok          bool
+	interrupted bool
+	bound       *certify.Bound // the final iterate's certificate, when -gap asked for one
+	hint        *certify.Hint  // the solver's duals at weights
 }
 
 // solveADMM runs the ADMM variant named by inner, or admm.ChooseVariant's
@@ -753,12 +772,18 @@ func solveADMM(ctx context.Context, p *solvers.Program, pert solvers.Perturbatio
 			maxIter = 1000
 		}
 		b, iters, err := admm.SolveToGap(ctx, s, cert, gap, certifyEvery, maxIter)
+		if isInterrupt(err) {
+			return string(v), iters, admmResult{weights: s.Weights(), interrupted: true, hint: admm.Hint(s)}, nil
+		}
 		if err != nil {
 			return string(v), iters, admmResult{}, err
 		}
 		return string(v), iters, admmResult{weights: s.Weights(), ok: b.Gap <= gap, bound: &b, hint: admm.Hint(s)}, nil
 	}
 	hist, err := admm.Solve(ctx, s, maxIter, nil)
+	if isInterrupt(err) {
+		return string(v), len(hist), admmResult{weights: s.Weights(), interrupted: true, hint: admm.Hint(s)}, nil
+	}
 	if err != nil {
 		return string(v), len(hist), admmResult{}, err
 	}
@@ -799,10 +824,12 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 			return res, err
 		}
 		res.Iterations, res.Gap, res.Objective, res.Status = r.Iterations, r.Gap, r.Objective, r.Status
-		if err != nil {
+		switch {
+		case isInterrupt(err):
+			res.Status = "interrupted"
+		case err != nil:
 			res.Status = err.Error()
-		}
-		if gap > 0 {
+		case gap > 0:
 			res.Status = "gap reached"
 			if r.Gap > gap*math.Abs(r.Objective) {
 				res.Status = "gap not reached"
@@ -839,8 +866,9 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 	}
 	res.Status = "iteration limit"
 	for res.Iterations < maxIter {
-		if err := ctx.Err(); err != nil {
-			return res, err
+		if ctx.Err() != nil {
+			res.Status = "interrupted"
+			break
 		}
 		st := f.Step()
 		res.Iterations++
@@ -854,7 +882,7 @@ func solveSCP(ctx context.Context, p *solvers.Program, neurons int, seed uint64,
 			break
 		}
 	}
-	if gap > 0 && res.Status != "gap reached" {
+	if gap > 0 && res.Status != "gap reached" && res.Status != "interrupted" {
 		res.Status = "gap not reached"
 	}
 	a := alpha()

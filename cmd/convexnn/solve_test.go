@@ -468,3 +468,47 @@ func TestSolveWorkingSet(t *testing.T) {
 		t.Logf("%s ε = %g: %d rounds, certified gap %.2g", c.loss, c.eps, ws.Iterations, *ws.CertifiedGap)
 	}
 }
+
+// An interrupted solve (its context cancelled before it starts) writes the
+// run's point so far with the status "interrupted" and its certificate,
+// instead of losing it (the proximal Newton method and the working set,
+// with no step finished, have no point yet and return the error).
+func TestSolveInterruptedWritesItsPoint(t *testing.T) {
+	two := writeProblem(t, randomProblem(30, 3, "squared", 4))
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(randomProblem(30, 3, "squared", 4)), &fields); err != nil {
+		t.Fatal(err)
+	}
+	delete(fields, "P")
+	delete(fields, "seed")
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled := writeProblem(t, string(raw))
+	cnnBody := writeProblem(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"-problem", two, "-solver", "admm"},
+		{"-problem", two, "-solver", "admm", "-gap", "1e-6"},
+		{"-problem", two, "-solver", "ipm"},
+		{"-problem", two, "-solver", "ipm", "-gap", "1e-6"},
+		{"-problem", sampled, "-solver", "scp", "-neurons", "20"},
+		{"-problem", sampled, "-solver", "scp", "-neurons", "20", "-method", "ipm"},
+		{"-problem", cnnBody, "-solver", "admm"},
+	} {
+		var out bytes.Buffer
+		if err := solveCommand(ctx, args, &out); err != nil {
+			t.Errorf("%v: %v", args[2:], err)
+			continue
+		}
+		var r resultJSON
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != "interrupted" || r.LowerBound == nil || r.UpperBound == nil || *r.LowerBound > *r.UpperBound {
+			t.Errorf("%v: status %q, certificate %v, %v", args[2:], r.Status, r.LowerBound, r.UpperBound)
+		}
+	}
+}
