@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/convexnn/convexnn/solvers/ipm"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -81,14 +82,13 @@ type ConeADMM struct {
 	scale     []float64 // the rows' equilibration factors
 	hs        []float64 // ĥ
 	rowPtr    []int
-	cols      []int
+	cols      []int32
 	vals      []float64 // Ĝ in compressed rows
 	gtg       *mat.SymDense
-	chol      mat.Cholesky
+	inv       *mat.SymDense // (Q + σI + ρĜᵀĜ)⁻¹
 	factorRho float64
 	rhs, gx   []float64
 	v, gz     []float64
-	xv        *mat.VecDense
 }
 
 // NewConeADMM checks p and prepares its equilibrated rows; st, when not
@@ -98,6 +98,9 @@ func NewConeADMM(p *ConeProgram, o ConeOptions, st *ConeState) (*ConeADMM, error
 		return nil, errors.New("general: ConeADMM needs a program with G")
 	}
 	m, n := p.G.Dims()
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("general: cone program with %d variables, more than ConeADMM indexes", n)
+	}
 	mk := p.K.Dim()
 	switch {
 	case len(p.C) != n || len(p.H) != m:
@@ -159,7 +162,6 @@ func NewConeADMM(p *ConeProgram, o ConeOptions, st *ConeState) (*ConeADMM, error
 		copy(a.State.S, a.hs)
 		a.project(a.State.S, a.State.Rho)
 	}
-	a.xv = mat.NewVecDense(n, nil)
 	if err := a.factor(); err != nil {
 		return nil, err
 	}
@@ -204,7 +206,7 @@ func (a *ConeADMM) equilibrate() {
 		start := len(a.cols)
 		for j, v := range p.G.RawRowView(r) {
 			if v != 0 {
-				a.cols = append(a.cols, j)
+				a.cols = append(a.cols, int32(j))
 				a.vals = append(a.vals, v*a.scale[r])
 			}
 		}
@@ -212,7 +214,7 @@ func (a *ConeADMM) equilibrate() {
 		a.hs[r] = p.H[r] * a.scale[r]
 		cs, vs := a.cols[start:], a.vals[start:]
 		for i, ci := range cs {
-			row := raw.Data[ci*raw.Stride:]
+			row := raw.Data[int(ci)*raw.Stride:]
 			for k := i; k < len(cs); k++ { // upper triangle: cs ascending
 				row[cs[k]] += vs[i] * vs[k]
 			}
@@ -231,8 +233,18 @@ func (a *ConeADMM) factor() error {
 	for i := 0; i < a.n; i++ {
 		k.SetSym(i, i, k.At(i, i)+a.Options.Sigma)
 	}
-	if !a.chol.Factorize(k) {
+	var ch mat.Cholesky
+	if !ch.Factorize(k) {
 		return errors.New("general: ConeADMM's x-system is not positive definite (Q not semidefinite?)")
+	}
+	// The explicit inverse: one pass over n²/2 numbers per step, where the
+	// two triangular solves read the factor twice (the step is bound by
+	// memory traffic).
+	if a.inv == nil {
+		a.inv = mat.NewSymDense(a.n, nil)
+	}
+	if err := ch.InverseTo(a.inv); err != nil {
+		return fmt.Errorf("general: ConeADMM's x-system: %w", err)
 	}
 	a.factorRho = rho
 	return nil
@@ -241,9 +253,11 @@ func (a *ConeADMM) factor() error {
 // mulG sets out = Ĝx.
 func (a *ConeADMM) mulG(out, x []float64) {
 	for r := 0; r < a.m; r++ {
+		lo, hi := a.rowPtr[r], a.rowPtr[r+1]
+		cs, vs := a.cols[lo:hi], a.vals[lo:hi]
 		s := 0.0
-		for k := a.rowPtr[r]; k < a.rowPtr[r+1]; k++ {
-			s += a.vals[k] * x[a.cols[k]]
+		for k, c := range cs {
+			s += vs[k] * x[c]
 		}
 		out[r] = s
 	}
@@ -256,8 +270,10 @@ func (a *ConeADMM) mulGT(out, y []float64) {
 		if y[r] == 0 {
 			continue
 		}
-		for k := a.rowPtr[r]; k < a.rowPtr[r+1]; k++ {
-			out[a.cols[k]] += a.vals[k] * y[r]
+		lo, hi, yr := a.rowPtr[r], a.rowPtr[r+1], y[r]
+		cs, vs := a.cols[lo:hi], a.vals[lo:hi]
+		for k, c := range cs {
+			out[c] += vs[k] * yr
 		}
 	}
 }
@@ -311,9 +327,7 @@ func (a *ConeADMM) Step() {
 	for j := range a.rhs {
 		a.rhs[j] = o.Sigma*st.X[j] - p.C[j] - a.gz[j]
 	}
-	if err := a.chol.SolveVecTo(a.xv, mat.NewVecDense(a.n, a.rhs)); err == nil {
-		copy(st.X, a.xv.RawVector().Data)
-	}
+	blas64.Symv(1, a.inv.RawSymmetric(), blas64.Vector{N: a.n, Inc: 1, Data: a.rhs}, 0, blas64.Vector{N: a.n, Inc: 1, Data: st.X})
 	a.mulG(a.gx, st.X)
 	for r := range a.v {
 		vt := o.Relax*(a.hs[r]-a.gx[r]) + (1-o.Relax)*st.S[r]
