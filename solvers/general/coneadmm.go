@@ -70,7 +70,8 @@ type ConeState struct {
 //
 // so that ẑ lies in the dual cone K after every step (Moreau's
 // decomposition) and Qx + c + Ĝᵀẑ → 0. The x-system is formed once from
-// Ĝ's sparse rows and factored again only when ρ changes. The multipliers
+// Ĝ's sparse rows and inverted (by its Cholesky factor) again only when ρ
+// changes; a step multiplies by the inverse. The multipliers
 // of the original rows, Z(), feed the caller's certificate, which must
 // hold for any of them.
 type ConeADMM struct {
