@@ -125,7 +125,9 @@ type ADMM struct {
 	// often converges faster (docs/performance.md). It needs γ_a = ρ
 	// (Gamma 0 or Rho). Split and the robust ADMM over-relax with their own
 	// fixed α = 1.6. On CNN and two-hidden-layer problems it is the general
-	// ADMM's over-relaxation (general.Options.Relax), every loss.
+	// ADMM's over-relaxation (general.Options.Relax), every loss; on a
+	// robust CNN that of its ADMM splitting (general.ConeOptions.Relax, 0
+	// meaning 1.6).
 	Relax float64
 	// Route selects how ClosedForm and Split solve their linear system
 	// (admm.Route): Woodbury or Direct factor it once (exact solves; the

@@ -111,8 +111,15 @@ func (p *Problem) RobustInteriorPointFits(eps float64) bool {
 }
 
 // MaxRobustADMMBytes bounds what RobustADMM holds: its program's G, built
-// dense, and the x-system (8 bytes per entry).
+// dense, and its x-system's matrices (robustADMMBytes).
 const MaxRobustADMMBytes = 6e9
+
+// robustADMMBytes is what RobustADMM holds at its largest: the dense G
+// (rows × nx) and four nx² matrices (ĜᵀĜ, the x-system, its factor and its
+// inverse, while they are formed).
+func robustADMMBytes(rows, nx int) float64 {
+	return 8 * (float64(rows)*float64(nx) + 4*float64(nx)*float64(nx))
+}
 
 // robustTightening is the relative margin by which SolveRobust tightens the
 // robust constraints (radius ε(1 + robustTightening)), so that the
@@ -196,8 +203,8 @@ func newRobustForm(p *Problem, eps float64, extra int, admm bool) (*robustForm, 
 	switch {
 	case !admm && fm.nx > MaxRobustVariables:
 		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels; or its ADMM splitting, NewRobustADMM)", fm.nx, MaxRobustVariables)
-	case admm && 8*(float64(rows)*float64(fm.nx)+float64(fm.nx)*float64(fm.nx)) > MaxRobustADMMBytes:
-		return nil, fmt.Errorf("cnn: the robust program's ADMM splitting would hold %.1f GB (%d rows × %d variables, and the %d² x-system), more than its limit of %.1f GB: fewer images, patterns or pixels", 8*(float64(rows)*float64(fm.nx)+float64(fm.nx)*float64(fm.nx))/1e9, rows, fm.nx, fm.nx, MaxRobustADMMBytes/1e9)
+	case admm && robustADMMBytes(rows, fm.nx) > MaxRobustADMMBytes:
+		return nil, fmt.Errorf("cnn: the robust program's ADMM splitting would hold %.1f GB (%d rows × %d variables, and four %d² matrices of its x-system), more than its limit of %.1f GB: fewer images, patterns or pixels", robustADMMBytes(rows, fm.nx)/1e9, rows, fm.nx, fm.nx, MaxRobustADMMBytes/1e9)
 	}
 	fm.extra = extra
 	fm.build()

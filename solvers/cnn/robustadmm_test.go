@@ -11,6 +11,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/cnn"
+	"github.com/convexnn/convexnn/solvers/general"
 )
 
 // The ADMM splitting of the robust CNN programs: on both poolings and every
@@ -148,5 +149,20 @@ func TestRobustInteriorPointFits(t *testing.T) {
 				t.Errorf("%d images: SolveRobust: %v, want a refusal naming the ADMM splitting", c.n, err)
 			}
 		}
+	}
+	// Beyond the splitting's memory limit: refused with its estimate before
+	// G is built.
+	x, y := images(rng, 600, shape, solvers.HingeLoss)
+	p, err := cnn.New(x, shape, cnn.Conv{Size: 3, Stride: 1, Pad: 1, Bias: true}, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.SamplePatterns(8, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.NewRobustADMM(0.01, general.ConeOptions{}, nil)
+	t.Log(err)
+	if err == nil || !strings.Contains(err.Error(), "GB") || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("600 images at 6×6, 36 patches, 8 patterns: %v, want a refusal with the memory estimate", err)
 	}
 }
