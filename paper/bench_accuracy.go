@@ -19,6 +19,7 @@ import (
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/admm"
 	"github.com/convexnn/convexnn/solvers/certify"
+	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/ipm"
 	"github.com/convexnn/convexnn/solvers/scp"
 	"gonum.org/v1/gonum/mat"
@@ -79,6 +80,13 @@ type accInstance struct {
 	prog  *solvers.Program
 	pert  solvers.Perturbation
 	scp   *accSCP // a sampled convex program, eq. (SCP2), instead of prog
+	cnn   *accCNN // a robust CNN program, instead of prog
+}
+
+// accCNN is the robust program of a two-layer CNN at radius eps (ℓ∞).
+type accCNN struct {
+	p   *cnn.Problem
+	eps float64
 }
 
 // accSCP is eq. (SCP2): minimize ℓ(Hα) + β‖α‖₁ on sampled ReLU features.
@@ -101,7 +109,8 @@ func AccuracyFamilies() (names []string, paper []bool) {
 // accFamilies returns the families: small planted programs (every loss,
 // standard and robust ℓ∞/ℓ2), mid-size MNIST programs (squared, hinge, BCE;
 // robust hinge and squared, ε = 0.02), fig. 2D-toy, and the paper-scale
-// Table 2 and Table 5 programs.
+// Table 2 and Table 5 programs, and Table 5's set for the appendix's
+// robust CNN.
 func accFamilies() []accFamily {
 	var fs []accFamily
 	losses := []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss, solvers.BCELoss, solvers.LogisticLoss}
@@ -127,7 +136,8 @@ func accFamilies() []accFamily {
 	fs = append(fs, accFamily{name: "scp-fmnist-ds", build: accSCPFashion},
 		accFamily{name: "toy-robust-hinge", build: accToy},
 		accFamily{name: "table2-squared", paper: true, build: accTable2},
-		accFamily{name: "table5-robust-hinge", paper: true, build: accTable5})
+		accFamily{name: "table5-robust-hinge", paper: true, build: accTable5},
+		accFamily{name: "table5-cnn-robust-hinge", paper: true, build: accTable5CNN})
 	return fs
 }
 
@@ -315,6 +325,103 @@ func accTable5(ctx context.Context, size Size, src data.Source) (*accInstance, e
 		prog: &solvers.Program{X: tr.X, Y: tr.Y, Loss: solvers.HingeLoss, Beta: 1e-4, D: pats, Bias: true}, pert: pert}, nil
 }
 
+// accTable5CNN: the appendix's robust CNN on Table 5's set: 600 CIFAR-10
+// bird/ship images at 7×7×3, 3×3 filters with biases, stride 2, average
+// pooling, robust hinge, ε = 10/255 (ℓ∞), β = 1e-3, 4 sampled patterns
+// (small size: 30 images).
+func accTable5CNN(ctx context.Context, size Size, src data.Source) (*accInstance, error) {
+	sp, err := data.Paper(ctx, "cifar-bird-ship-600", src, data.PlusMinus)
+	if err != nil {
+		return nil, err
+	}
+	tr := sp.Train
+	if size == SizeSmall {
+		if tr, err = tr.Subsample(30, 1); err != nil {
+			return nil, err
+		}
+	}
+	p, err := cnn.New(tr.X, cnn.Shape{C: 3, H: 7, W: 7}, cnn.Conv{Size: 3, Stride: 2, Bias: true}, cnn.AvgPool, tr.Y, solvers.HingeLoss, 1e-3)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.SamplePatterns(4, 1); err != nil {
+		return nil, err
+	}
+	n, _ := tr.Dims()
+	eps := 10.0 / 255
+	return &accInstance{about: fmt.Sprintf("robust CNN on Table 5's set: n = %d CIFAR-10 bird vs ship images at 7×7×3, 3×3 filters with biases, stride 2, average pooling, robust hinge, ε = %.4g (ℓ∞), β = 1e-3, 4 patterns", n, eps),
+		cnn: &accCNN{p: p, eps: eps}}, nil
+}
+
+// cnnInstance runs a robust CNN instance: ipm is cnn.Problem.SolveRobust,
+// one run per target at tolerance target/100; admm is its ADMM splitting
+// (cnn.Problem.SolveRobustADMM), one run certified every 100 steps. CVXOPT
+// does not run on CNN programs.
+func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accInstance, stdout io.Writer) (AccInstanceResult, error) {
+	q := in.cnn
+	n, _ := q.p.X.Dims()
+	r := AccInstanceResult{Name: name, About: in.about, Dims: [3]int{n, q.p.Filter(), len(q.p.Signs)}, Lower: accNum(math.Inf(-1)), Upper: accNum(math.Inf(1))}
+	fmt.Fprintf(stdout, "%s: %s\n", name, in.about)
+	add := func(row AccSolver) {
+		fmt.Fprintf(stdout, "  %-12s %s\n", row.Solver, accLine(row))
+		r.Solvers = append(r.Solvers, row)
+		if !math.IsNaN(float64(row.Lower)) {
+			r.Lower = accNum(math.Max(float64(r.Lower), float64(row.Lower)))
+			r.Upper = accNum(math.Min(float64(r.Upper), float64(row.Upper)))
+		}
+	}
+	if cfg.runs(AccIPM) {
+		row := AccSolver{Solver: AccIPM, Method: "cnn.Problem.SolveRobust (dense cone program), Tol = target/100", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
+		t0 := time.Now()
+		for _, target := range cfg.Targets {
+			tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
+			start := time.Now()
+			res, err := q.p.SolveRobust(tc, q.eps, target/100)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return r, ctx.Err()
+				}
+				row.Note = err.Error()
+				break
+			}
+			t := AccTarget{Target: target, Iterations: res.Iterations, Gap: accNum(res.CertifiedGap)}
+			if res.CertifiedGap <= target {
+				t.Seconds = secondsPtr(start)
+			}
+			row.Targets = append(row.Targets, t)
+			row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
+		}
+		row.Seconds = time.Since(t0).Seconds()
+		add(row)
+	}
+	if cfg.runs(AccADMM) {
+		row := AccSolver{Solver: AccADMM, Method: "cnn.Problem.SolveRobustADMM (general.ConeADMM), certified every 100 steps", Targets: accTargets(cfg.Targets), Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
+		t0 := time.Now()
+		tc, cancel := context.WithTimeout(ctx, time.Duration(cfg.Seconds*float64(time.Second)))
+		res, err := q.p.SolveRobustADMM(tc, q.eps, cnn.RobustADMMOptions{Gap: slices.Min(cfg.Targets), MaxIter: 1 << 30, Progress: func(it cnn.RobustIterate) {
+			accReach(row.Targets, it.Gap, it.Iter, t0)
+		}})
+		cancel()
+		if res == nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			return r, err
+		}
+		if err != nil && ctx.Err() == nil {
+			row.Note = fmt.Sprintf("stopped at the time cap after %d steps", res.Iterations)
+		}
+		row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
+		row.Seconds = time.Since(t0).Seconds()
+		add(row)
+	}
+	if lo, up := float64(r.Lower), float64(r.Upper); lo > up+1e-9*math.Max(1, math.Abs(up)) {
+		return r, fmt.Errorf("%w: lower bound %.12g above upper bound %.12g", errAccCertificates, r.Lower, r.Upper)
+	}
+	return r, ctx.Err()
+}
+
 // accNum is a float64 written to JSON as null when it is not finite (no
 // bound, no gap).
 type accNum float64
@@ -432,6 +539,7 @@ func BenchAccuracy(ctx context.Context, cfg AccuracyConfig, outDir string, stdou
 		"ipm: one run per target with Tol = min(1e-8, target/10); time includes the certificate",
 		"admm: one run, certified every 25 iterations; the time of the first certificate at or below each target",
 		"cvxopt: time measured in its script (problem construction and solve), one run at tolerance target/10 and, where its point misses the target, one at target/1000; its point's gap is against the best lower bound of our solvers",
+		"table5-cnn-robust-hinge (the appendix's robust CNN): ipm is cnn.Problem.SolveRobust, one run per target at Tol = target/100; admm its ADMM splitting, one run certified every 100 steps; CVXOPT does not run on it",
 		fmt.Sprintf("each of our solvers is capped at %g s per instance, each CVXOPT run at %g s", cfg.Seconds, cfg.PeerSeconds),
 	}
 	dir := filepath.Join(outDir, "accuracy")
@@ -531,6 +639,9 @@ func (cfg AccuracyConfig) runs(solver string) bool {
 func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInstance, stdout io.Writer) (AccInstanceResult, error) {
 	if in.scp != nil {
 		return cfg.scpInstance(ctx, name, in, stdout)
+	}
+	if in.cnn != nil {
+		return cfg.cnnInstance(ctx, name, in, stdout)
 	}
 	p, pert := in.prog, in.pert
 	n, d, np := p.Dims()

@@ -178,3 +178,43 @@ func TestAccuracyTableRatios(t *testing.T) {
 		t.Errorf("a CVXOPT error: want one \"cvxopt fails\" on our row and \"error\" on CVXOPT's:\n%s", text)
 	}
 }
+
+// The robust CNN family at the small size (30 CIFAR images): the
+// interior-point method reaches both targets, the ADMM splitting reaches
+// 1e-4, and its bounds enclose the interior point's optimum.
+func TestBenchAccuracyCNNSmall(t *testing.T) {
+	cfg := DefaultAccuracyConfig()
+	cfg.Size, cfg.Seconds = SizeSmall, 60
+	cfg.Families = []string{"table5-cnn-robust-hinge"}
+	cfg.Solvers = []string{AccIPM, AccADMM}
+	cfg.Source = data.Source{Dir: testenv.SharedData(t)}
+	out := t.TempDir()
+	var stdout bytes.Buffer
+	if err := BenchAccuracy(context.Background(), cfg, out, &stdout); err != nil {
+		t.Fatalf("bench accuracy: %v\n%s", err, stdout.String())
+	}
+	t.Logf("\n%s", stdout.String())
+	raw, err := os.ReadFile(filepath.Join(out, "accuracy", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res accResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Instances) != 1 || len(res.Instances[0].Solvers) != 2 {
+		t.Fatalf("result %+v", res.Instances)
+	}
+	ip, ad := res.Instances[0].Solvers[0], res.Instances[0].Solvers[1]
+	for _, tg := range ip.Targets {
+		if tg.Seconds == nil {
+			t.Errorf("ipm did not reach %g: certified gap %v", tg.Target, tg.Gap)
+		}
+	}
+	if len(ad.Targets) == 0 || ad.Targets[0].Seconds == nil {
+		t.Errorf("admm did not reach 1e-4: %+v", ad.Targets)
+	}
+	if float64(ad.Lower) > float64(ip.Upper)+1e-9 || float64(ad.Upper) < float64(ip.Lower)-1e-9 {
+		t.Errorf("admm's bounds [%v, %v] miss the interior point's optimum in [%v, %v]", ad.Lower, ad.Upper, ip.Lower, ip.Upper)
+	}
+}
