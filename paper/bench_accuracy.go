@@ -362,14 +362,6 @@ func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accI
 	n, _ := q.p.X.Dims()
 	r := AccInstanceResult{Name: name, About: in.about, Dims: [3]int{n, q.p.Filter(), len(q.p.Signs)}, Lower: accNum(math.Inf(-1)), Upper: accNum(math.Inf(1))}
 	fmt.Fprintf(stdout, "%s: %s\n", name, in.about)
-	add := func(row AccSolver) {
-		fmt.Fprintf(stdout, "  %-12s %s\n", row.Solver, accLine(row))
-		r.Solvers = append(r.Solvers, row)
-		if !math.IsNaN(float64(row.Lower)) {
-			r.Lower = accNum(math.Max(float64(r.Lower), float64(row.Lower)))
-			r.Upper = accNum(math.Min(float64(r.Upper), float64(row.Upper)))
-		}
-	}
 	if cfg.runs(AccIPM) {
 		row := AccSolver{Solver: AccIPM, Method: "cnn.Problem.SolveRobust (dense cone program), Tol = target/100", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
 		t0 := time.Now()
@@ -393,7 +385,7 @@ func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accI
 			row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
 		}
 		row.Seconds = time.Since(t0).Seconds()
-		add(row)
+		r.add(stdout, row)
 	}
 	if cfg.runs(AccADMM) {
 		row := AccSolver{Solver: AccADMM, Method: "cnn.Problem.SolveRobustADMM (general.ConeADMM), certified every 100 steps", Targets: accTargets(cfg.Targets), Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
@@ -414,7 +406,7 @@ func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accI
 		}
 		row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
 		row.Seconds = time.Since(t0).Seconds()
-		add(row)
+		r.add(stdout, row)
 	}
 	if lo, up := float64(r.Lower), float64(r.Upper); lo > up+1e-9*math.Max(1, math.Abs(up)) {
 		return r, fmt.Errorf("%w: lower bound %.12g above upper bound %.12g", errAccCertificates, r.Lower, r.Upper)
@@ -666,12 +658,7 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 		if err != nil {
 			return r, fmt.Errorf("%s: %w", s.name, err)
 		}
-		fmt.Fprintf(stdout, "  %-12s %s\n", s.name, accLine(row))
-		r.Solvers = append(r.Solvers, row)
-		if !math.IsNaN(float64(row.Lower)) {
-			r.Lower = accNum(math.Max(float64(r.Lower), float64(row.Lower)))
-			r.Upper = accNum(math.Min(float64(r.Upper), float64(row.Upper)))
-		}
+		r.add(stdout, row)
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
@@ -691,6 +678,17 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 		}
 	}
 	return r, nil
+}
+
+// add prints a solver's row of the instance and adds it, keeping the best
+// bounds of all rows.
+func (r *AccInstanceResult) add(stdout io.Writer, row AccSolver) {
+	fmt.Fprintf(stdout, "  %-12s %s\n", row.Solver, accLine(row))
+	r.Solvers = append(r.Solvers, row)
+	if !math.IsNaN(float64(row.Lower)) {
+		r.Lower = accNum(math.Max(float64(r.Lower), float64(row.Lower)))
+		r.Upper = accNum(math.Min(float64(r.Upper), float64(row.Upper)))
+	}
 }
 
 func accLine(s AccSolver) string {
@@ -907,14 +905,6 @@ func (cfg AccuracyConfig) scpInstance(ctx context.Context, name string, in *accI
 	n, nf := q.h.Dims()
 	r := AccInstanceResult{Name: name, About: in.about, Dims: [3]int{n, nf, 0}, Lower: accNum(math.Inf(-1)), Upper: accNum(math.Inf(1))}
 	fmt.Fprintf(stdout, "%s: %s\n", name, in.about)
-	add := func(row AccSolver) {
-		fmt.Fprintf(stdout, "  %-12s %s\n", row.Solver, accLine(row))
-		r.Solvers = append(r.Solvers, row)
-		if !math.IsNaN(float64(row.Lower)) {
-			r.Lower = accNum(math.Max(float64(r.Lower), float64(row.Lower)))
-			r.Upper = accNum(math.Min(float64(r.Upper), float64(row.Upper)))
-		}
-	}
 	if cfg.runs(AccIPM) {
 		row := AccSolver{Solver: AccIPM, Method: "scp.SolveInteriorPoint (ipm.SolveL1), Tol = target/1000", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
 		t0 := time.Now()
@@ -948,7 +938,7 @@ func (cfg AccuracyConfig) scpInstance(ctx context.Context, name string, in *accI
 			}
 		}
 		row.Seconds = time.Since(t0).Seconds()
-		add(row)
+		r.add(stdout, row)
 	}
 	if cfg.runs(AccFISTA) {
 		row := AccSolver{Solver: AccFISTA, Method: "FISTA (scp.NewFISTA / NewFISTABCE), duality gap every iteration", Lower: accNum(math.NaN()), Upper: accNum(math.NaN()), Gap: accNum(math.NaN())}
@@ -981,7 +971,7 @@ func (cfg AccuracyConfig) scpInstance(ctx context.Context, name string, in *accI
 		}
 		row.Seconds = time.Since(t0).Seconds()
 		row.Note = fmt.Sprintf("%d iterations", st.Iter)
-		add(row)
+		r.add(stdout, row)
 	}
 	if lo, up := float64(r.Lower), float64(r.Upper); lo > up+1e-9*math.Max(1, math.Abs(up)) {
 		return r, fmt.Errorf("%w: lower bound %.12g above upper bound %.12g", errAccCertificates, lo, up)
