@@ -328,7 +328,7 @@ func accTable5(ctx context.Context, size Size, src data.Source) (*accInstance, e
 // accTable5CNN: the appendix's robust CNN on Table 5's set: 600 CIFAR-10
 // bird/ship images at 7×7×3, 3×3 filters with biases, stride 2, average
 // pooling, robust hinge, ε = 10/255 (ℓ∞), β = 1e-3, 4 sampled patterns
-// (small size: 30 images).
+// (small size: 12 images).
 func accTable5CNN(ctx context.Context, size Size, src data.Source) (*accInstance, error) {
 	sp, err := data.Paper(ctx, "cifar-bird-ship-600", src, data.PlusMinus)
 	if err != nil {
@@ -336,7 +336,7 @@ func accTable5CNN(ctx context.Context, size Size, src data.Source) (*accInstance
 	}
 	tr := sp.Train
 	if size == SizeSmall {
-		if tr, err = tr.Subsample(30, 1); err != nil {
+		if tr, err = tr.Subsample(12, 1); err != nil {
 			return nil, err
 		}
 	}
