@@ -913,9 +913,21 @@ func driveExplorer(ctx context.Context, t *testing.T, to []explorerMove) ([]expl
 		if err := chromedp.Run(ctx, chromedp.Evaluate(move, &sent)); err != nil {
 			return nil, st, err
 		}
-		after, err := wait(fmt.Sprintf("the chart was not redrawn for slider %d at %d", m.Slider, m.To), time.Minute, func(s explorerState) bool {
-			return s.Drawn && s.Status != "" && s.Status != before.Status
-		})
+		redrawn := func(s explorerState) bool { return s.Drawn && s.Status != "" && s.Status != before.Status }
+		what := fmt.Sprintf("the chart was not redrawn for slider %d at %d", m.Slider, m.To)
+		after, err := wait(what, 15*time.Second, redrawn)
+		if err != nil && len(moves) == 0 {
+			// The first move can leave before the explorer's connection
+			// settles: on a busy machine GoNB's front-end drops a
+			// connection not acknowledged within 500 ms, and the explorer
+			// asks again (up to 3 times, cvx.Explorer). A reader would
+			// move the slider again; so does the test, once.
+			t.Logf("%v; moving the slider again", err)
+			if err := chromedp.Run(ctx, chromedp.Evaluate(move, &sent)); err != nil {
+				return nil, st, err
+			}
+			after, err = wait(what, time.Minute, redrawn)
+		}
 		if err != nil {
 			return nil, st, err
 		}
