@@ -377,12 +377,7 @@ func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accI
 				row.Note = err.Error()
 				break
 			}
-			t := AccTarget{Target: target, Iterations: res.Iterations, Gap: accNum(res.CertifiedGap)}
-			if res.CertifiedGap <= target {
-				t.Seconds = secondsPtr(start)
-			}
-			row.Targets = append(row.Targets, t)
-			row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
+			row.record(target, res.Iterations, res.Lower, res.Upper, res.CertifiedGap, start)
 		}
 		row.Seconds = time.Since(t0).Seconds()
 		r.add(stdout, row)
@@ -680,6 +675,18 @@ func (cfg AccuracyConfig) instance(ctx context.Context, name string, in *accInst
 	return r, nil
 }
 
+// record adds a run for target, started at start, that ended with the
+// certificate [lower, upper] and gap after iters iterations: its time
+// when the gap reaches the target; the row's bounds become the run's.
+func (row *AccSolver) record(target float64, iters int, lower, upper, gap float64, start time.Time) {
+	t := AccTarget{Target: target, Iterations: iters, Gap: accNum(gap)}
+	if gap <= target {
+		t.Seconds = secondsPtr(start)
+	}
+	row.Targets = append(row.Targets, t)
+	row.Lower, row.Upper, row.Gap = accNum(lower), accNum(upper), accNum(gap)
+}
+
 // add prints a solver's row of the instance and adds it, keeping the best
 // bounds of all rows.
 func (r *AccInstanceResult) add(stdout io.Writer, row AccSolver) {
@@ -753,12 +760,7 @@ func (cfg AccuracyConfig) accIPM(ctx context.Context, p *solvers.Program, pert s
 			row.Note = fmt.Sprint(err)
 			break
 		}
-		t := AccTarget{Target: target, Iterations: res.Iterations, Gap: accNum(b.Gap)}
-		if b.Gap <= target {
-			t.Seconds = secondsPtr(start)
-		}
-		row.Targets = append(row.Targets, t)
-		row.Lower, row.Upper, row.Gap = accNum(b.Lower), accNum(b.Upper), accNum(b.Gap)
+		row.record(target, res.Iterations, b.Lower, b.Upper, b.Gap, start)
 		if err != nil {
 			row.Note = fmt.Sprintf("%v after %d iterations: %v", res.Status, res.Iterations, err)
 			break
@@ -925,12 +927,7 @@ func (cfg AccuracyConfig) scpInstance(ctx context.Context, name string, in *accI
 				return r, err
 			}
 			gap := res.Gap / math.Abs(res.Objective)
-			t := AccTarget{Target: target, Iterations: res.Iterations, Gap: accNum(gap)}
-			if gap <= target {
-				t.Seconds = secondsPtr(start)
-			}
-			row.Targets = append(row.Targets, t)
-			row.Lower, row.Upper, row.Gap = accNum(res.Objective-res.Gap), accNum(res.Objective), accNum(gap)
+			row.record(target, res.Iterations, res.Objective-res.Gap, res.Objective, gap, start)
 			row.Note = res.Status
 			if err != nil {
 				row.Note += ": " + err.Error()
