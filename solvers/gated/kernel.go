@@ -38,9 +38,12 @@ import (
 // step y solves H y = a²∘log(a/β), t_i ← t_i·exp(y_i/t_i): exact where
 // a_i ∝ 1/t_i, the regime of small β), on ∂F/∂t_i = 0 in t_i, projected
 // on t_i ≥ 0, for the others; quadratic near the optimum. A step that
-// does not lower F is halved, then replaced by the multiplicative step
-// t_i ← t_i·a_i/β of alternating minimization in (W, t), which never
-// raises it. The certificate's dual point is Λ scaled to feasibility.
+// does not lower F is replaced by projected Newton's (the exact minimizer
+// of F's quadratic model on t ≥ 0, cut back until F falls by a fraction
+// of the model's prediction), where gates enter and leave, then by the
+// multiplicative step t_i ← t_i·a_i/β of alternating minimization in
+// (W, t), which never raises F. The certificate's dual point is Λ scaled
+// to feasibility.
 // When F no longer falls at working precision (M_t too ill-conditioned,
 // as for programs that cannot come near interpolation at a tiny β), or ten
 // steps do not halve the gap, SolveNewton finishes from the best weights
@@ -146,7 +149,7 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 	}
 	certify(0)
 	hess := make([]float64, np*np)
-	rhs, y, tNew := make([]float64, np), make([]float64, np), make([]float64, np)
+	rhs, y, tNew, grad := make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
 	logStep := make([]bool, np)
 	iter := 0
 	var ctxErr error
@@ -162,16 +165,24 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		// the gates in logStep (they grow, exactly where a_i ∝ 1/t_i);
 		// Newton's on ∂F/∂t_i = 0 in t_i for the others, projected on
 		// t_i ≥ 0. First every gate with t_i > 0 in log t_i; if F does not
-		// fall, those with a_i < β in t_i (gates leaving reach zero), then
-		// that step halved twice, then the multiplicative step t_i ←
-		// t_i·a_i/β of alternating minimization in (W, t), which never
-		// raises F. No descent even so: the certificate is as good as
-		// working precision allows.
+		// fall, those with a_i < β in t_i (gates leaving reach zero). If F
+		// still does not fall: projected Newton, the minimizer y of F's
+		// quadratic model on t + y ≥ 0 (boxStep), a descent direction
+		// whenever t is not optimal, along which F is cut back until it
+		// falls by a fraction of the model's prediction (Armijo), at most
+		// boxHalvings times; then the multiplicative step t_i ← t_i·a_i/β
+		// of alternating minimization in (W, t), which never raises F. No
+		// descent even so: the certificate is as good as working precision
+		// allows.
 		mixed := false
 		for i := range t {
 			mixed = mixed || (t[i] > 0 && a[i] < p.Beta)
 		}
-		scale := 1.0
+		const (
+			tryBox            = 2
+			tryMultiplicative = tryBox + boxHalvings + 1
+		)
+		scale, slope := 1.0, 0.0
 		for try := 0; ; try++ {
 			if err := ctx.Err(); err != nil {
 				ctxErr = err
@@ -183,17 +194,29 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			if try <= 1 {
 				kernelStep(y, rhs, logStep, hess, t, a, p.Beta, try == 1)
 			}
+			if try == tryBox {
+				for i := range grad {
+					grad[i] = 0.5 * (p.Beta*p.Beta - a[i]*a[i])
+				}
+				slope = boxStep(y, grad, hess, t)
+				if !(slope < 0) {
+					try = tryMultiplicative // t is optimal for the model: no direction left
+				}
+				scale = 1
+			}
 			tmax := 0.0
 			for i := range t {
 				switch {
-				case try == 4:
+				case try == tryMultiplicative:
 					tNew[i] = t[i] * a[i] / p.Beta
+				case try >= tryBox:
+					tNew[i] = math.Max(t[i]+scale*y[i], 0)
 				case math.IsNaN(rhs[i]):
 					tNew[i] = 0
 				case logStep[i]:
-					tNew[i] = t[i] * math.Exp(math.Min(scale*y[i]/t[i], maxLogStep))
+					tNew[i] = t[i] * math.Exp(math.Min(y[i]/t[i], maxLogStep))
 				default:
-					tNew[i] = math.Max(t[i]+scale*y[i], 0)
+					tNew[i] = math.Max(t[i]+y[i], 0)
 				}
 				tmax = math.Max(tmax, tNew[i])
 			}
@@ -206,15 +229,19 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			if err != nil {
 				return nil, err
 			}
-			if fNew < fval || (fNew <= fval+1e-13*math.Abs(fval) && !slices.Equal(tNew, t)) {
+			falls := fNew < fval || (fNew <= fval+1e-13*math.Abs(fval) && !slices.Equal(tNew, t))
+			if try >= tryBox && try < tryMultiplicative {
+				falls = fNew <= fval+1e-4*scale*slope
+			}
+			if falls {
 				fval = fNew
 				break
 			}
-			if try == 4 {
+			if try == tryMultiplicative {
 				stalled = true
 				break
 			}
-			if try >= 1 {
+			if try >= tryBox {
 				scale /= 2
 			}
 		}
@@ -330,6 +357,136 @@ func kernelStep(y, rhs []float64, logStep []bool, h, t, a []float64, beta float6
 			}
 		}
 	}
+}
+
+// boxRidge is the ridge of boxStep's scaled model.
+const boxRidge = 1e-10
+
+// boxHalvings bounds the cuts of a projected Newton step (boxStep).
+const boxHalvings = 6
+
+// boxStep sets y to the minimizer of Newton's model of F on t ≥ 0,
+//
+//	min gᵀy + ½yᵀHy  subject to  t + y ≥ 0,
+//
+// and returns the slope gᵀy (negative unless t is optimal for the model).
+// It works on u = y/s with s_i = 1/√H_ii (Jacobi's scaling; 1 where H_ii
+// = 0), where the bounds are u_i ≥ −t_i/s_i, by the primal active-set method: the
+// equality-constrained model on the free gates, a ratio test where it
+// leaves the bounds, and the most negative multiplier of a bound released
+// (Nocedal and Wright, Numerical Optimization, Algorithm 16.3). H is a
+// Gram matrix, positive semidefinite, and g need not lie in its range: the
+// model is made strictly convex by boxRidge on the scaled diagonal (H_ii
+// grows by the factor 1 + boxRidge; boxRidge where H_ii = 0), so that it
+// has one minimizer and the method ends; a step along a direction of H's
+// null space is long, and the line search cuts it.
+func boxStep(y, g, h, t []float64) float64 {
+	np := len(t)
+	sc, lo, u, cand := make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
+	bound := make([]bool, np)
+	for i := range t {
+		sc[i] = 1
+		if d := h[i*np+i]; d > 0 {
+			sc[i] = 1 / math.Sqrt(d)
+		}
+		lo[i] = -t[i] / sc[i]
+		bound[i] = lo[i] == 0 // u = 0 starts feasible, on these bounds
+	}
+	hs := func(i, j int) float64 {
+		if i == j {
+			return sc[i]*h[i*np+i]*sc[i] + boxRidge
+		}
+		return sc[i] * h[i*np+j] * sc[j]
+	}
+	for it := 0; it < 10*np; it++ {
+		var free []int
+		for i := range t {
+			if !bound[i] {
+				free = append(free, i)
+			}
+		}
+		copy(cand, u)
+		if m := len(free); m > 0 {
+			hf := mat.NewSymDense(m, nil)
+			b := mat.NewVecDense(m, nil)
+			diag := 0.0
+			for a, i := range free {
+				r := -sc[i] * g[i]
+				for j := range t {
+					if bound[j] {
+						r -= hs(i, j) * lo[j]
+					}
+				}
+				b.SetVec(a, r)
+				for bb, j := range free[:a+1] {
+					hf.SetSym(a, bb, hs(i, j))
+				}
+				diag = math.Max(diag, hf.At(a, a))
+			}
+			var ch mat.Cholesky
+			for ridge := 1e-14 * diag; !ch.Factorize(hf); ridge *= 4 {
+				if !(ridge <= diag) {
+					clear(y)
+					return 0
+				}
+				for a := 0; a < m; a++ {
+					hf.SetSym(a, a, hf.At(a, a)+ridge)
+				}
+			}
+			var v mat.VecDense
+			if err := ch.SolveVecTo(&v, b); err != nil && !errors.As(err, new(mat.Condition)) {
+				clear(y)
+				return 0
+			}
+			for a, i := range free {
+				cand[i] = v.AtVec(a)
+			}
+		}
+		// Ratio test: the longest move toward cand that stays feasible.
+		step, block := 1.0, -1
+		for _, i := range free {
+			if cand[i] < lo[i] {
+				if r := (u[i] - lo[i]) / (u[i] - cand[i]); r < step {
+					step, block = r, i
+				}
+			}
+		}
+		for _, i := range free {
+			u[i] += step * (cand[i] - u[i])
+		}
+		if block >= 0 {
+			u[block], bound[block] = lo[block], true
+			continue
+		}
+		// At the free minimizer: release the bound with the most negative
+		// multiplier, or stop.
+		worst, release := -1e-14, -1
+		for i := range t {
+			if !bound[i] {
+				continue
+			}
+			mu := sc[i] * g[i]
+			for j := range t {
+				mu += hs(i, j) * u[j]
+			}
+			if mu < worst {
+				worst, release = mu, i
+			}
+		}
+		if release < 0 {
+			break
+		}
+		bound[release] = false
+	}
+	slope := 0.0
+	for i := range y {
+		y[i] = sc[i] * u[i]
+		if t[i]+y[i] < 0 {
+			y[i] = -t[i]
+		}
+		slope += g[i] * y[i]
+	}
+	return slope
 }
 
 // maxLogStep bounds a step's change of log t_i.
