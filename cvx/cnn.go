@@ -42,10 +42,18 @@ type convSpec struct {
 // BatchNorm and exact patterns are not available with it.
 func (p *Problem) Conv(shape ImageShape, filter, stride int) *Problem {
 	p.conv = &convSpec{shape: shape, conv: cnn.Conv{Size: filter, Stride: stride}, pool: cnn.AvgPool}
-	if p.err == nil {
-		p.err = p.conv.conv.Validate(shape)
+	if p.err != nil {
+		return p
 	}
-	if _, d := p.x.Dims(); p.err == nil && d != shape.C*shape.H*shape.W {
+	// The geometry as far as Padding, which may follow, cannot change it:
+	// checked with the largest padding allowed; ConvProgram checks the
+	// padding given.
+	loose := p.conv.conv
+	loose.Pad = max(filter-1, 0)
+	if p.err = loose.Validate(shape); p.err != nil {
+		return p
+	}
+	if _, d := p.x.Dims(); d != shape.C*shape.H*shape.W {
 		p.err = fmt.Errorf("cvx: Conv: X's rows have %d entries, images of shape %d×%d×%d have %d", d, shape.C, shape.H, shape.W, shape.C*shape.H*shape.W)
 	}
 	return p
@@ -93,6 +101,9 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 	}
 	if p.conv == nil {
 		return nil, nil, errors.New("cvx: the problem is not a CNN (Conv)")
+	}
+	if err := p.conv.conv.Validate(p.conv.shape); err != nil { // with the padding given
+		return nil, nil, err
 	}
 	switch {
 	case p.bn:
@@ -245,8 +256,11 @@ func generalSolution(gm generalModel, gp *general.Program, w, wp []float64, b ge
 func robustCNNSolution(p *Problem, cm cnnModel, res *cnn.RobustResult, status, method string, t0 time.Time) (*Solution, error) {
 	eps := p.Perturbation().Eps
 	s := &Solution{Status: status, Objective: res.Objective, Iterations: res.Iterations, Perturbation: p.Perturbation(),
-		Lower: res.Lower, Upper: res.Upper, Gap: res.CertifiedGap, Violation: cm.cp.RobustViolation(eps, res.W, res.Wp)}
+		Lower: res.Lower, Upper: res.Upper, Gap: res.CertifiedGap}
 	var err error
+	if s.Violation, err = cm.cp.RobustViolation(eps, res.W, res.Wp); err != nil {
+		return nil, err
+	}
 	if s.Clean, err = cm.gp.Objective(res.W, res.Wp); err != nil {
 		return nil, err
 	}

@@ -100,11 +100,17 @@ func TestConvProblem(t *testing.T) {
 		{Classify(x, y).Conv(s, 5, 1), "do not fit"},
 		{Classify(x, y).MaxPool(), "call Conv first"},
 		{Classify(x, y).Conv(s, 2, 1), "needs patterns"},
+		{Classify(nil, y).Conv(s, 2, 1), "X is nil"},
+		{Classify(x, y).Conv(s, 2, 1).Padding(2), "padding must be smaller than the filter"},
 	} {
 		_, _, err := c.p.ConvProgram()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
+	}
+	// Padding after Conv makes a filter larger than the image fit.
+	if _, _, err := Classify(x, y).Conv(s, 5, 1).Padding(1).SamplePatterns(2, 1).ConvProgram(); err != nil {
+		t.Errorf("5×5 filters on 4×4 images padded by 1: %v", err)
 	}
 	if _, err := Classify(x, y).Conv(s, 2, 1).SamplePatterns(2, 1).Convex(); err == nil || !strings.Contains(err.Error(), "ConvProgram()") {
 		t.Errorf("Convex of a CNN problem: %v", err)

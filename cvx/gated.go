@@ -40,12 +40,21 @@ func Multiclass(x *mat.Dense, y []float64, c int) *Problem {
 	if p.err == nil && c < 2 {
 		p.err = fmt.Errorf("cvx: Multiclass: %d classes, need at least 2", c)
 	}
-	for k, v := range y {
-		if p.err == nil && (v < 0 || v >= float64(c) || v != math.Trunc(v)) {
-			p.err = fmt.Errorf("cvx: Multiclass: label y[%d] = %v is not a class index 0…%d", k, v, c-1)
-		}
+	if p.err == nil {
+		p.err = checkClassIndices("cvx: Multiclass", y, c)
 	}
 	return p
+}
+
+// checkClassIndices reports the first label that is not a class index
+// 0…c−1.
+func checkClassIndices(what string, y []float64, c int) error {
+	for k, v := range y {
+		if v < 0 || v >= float64(c) || v != math.Trunc(v) {
+			return fmt.Errorf("%s: label y[%d] = %v is not a class index 0…%d", what, k, v, c-1)
+		}
+	}
+	return nil
 }
 
 // Softmax selects the softmax cross-entropy of a Multiclass problem.

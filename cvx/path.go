@@ -97,6 +97,9 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 	if err != nil {
 		return nil, err
 	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	if o.ValX != nil || o.ValY != nil {
 		if o.ValX == nil {
 			return nil, errors.New("cvx: Path: ValY without ValX")
@@ -104,6 +107,16 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 		vn, vd := o.ValX.Dims()
 		if _, d := p.x.Dims(); vd != d || vn != len(o.ValY) {
 			return nil, fmt.Errorf("cvx: Path: validation set of %d×%d with %d labels; the problem has %d features", vn, vd, len(o.ValY), d)
+		}
+		// The validation labels are the problem's kind: class indices, ±1
+		// for a binary classifier, any finite value for regression.
+		if err := validateData(o.ValX, o.ValY, p.classify && p.classes == 0); err != nil {
+			return nil, fmt.Errorf("cvx: Path: validation set: %w", err)
+		}
+		if p.classes > 0 {
+			if err := checkClassIndices("cvx: Path: validation set", o.ValY, p.classes); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if o.Solve.Seconds < 0 || math.IsNaN(o.Solve.Seconds) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,16 @@ func TestGatedPath(t *testing.T) {
 	}
 	if _, err := PathFigure(full); err != nil {
 		t.Fatal(err)
+	}
+	// A problem that failed to build, and validation labels that are not
+	// the problem's classes, are refused with their cause.
+	if _, err := dir.Path(context.Background(), "nil", Multiclass(nil, nil, 3).SamplePatterns(3, 1), opt); err == nil || !strings.Contains(err.Error(), "X is nil") {
+		t.Errorf("nil X: %v", err)
+	}
+	badY := slices.Clone(vy)
+	badY[4] = 7
+	if _, err := dir.Path(context.Background(), "badval", prob(), PathOptions{Points: 3, ValX: vx, ValY: badY}); err == nil || !strings.Contains(err.Error(), "validation set: label y[4] = 7") {
+		t.Errorf("validation label 7 of 3 classes: %v", err)
 	}
 }
 

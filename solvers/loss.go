@@ -245,9 +245,13 @@ func xlogx(a float64) float64 {
 	return a * math.Log(a)
 }
 
-// CheckLabels reports the first label that is not finite or not one the
-// loss takes (for error messages, prefixed by the caller's package).
+// CheckLabels reports an unknown loss, or the first label that is not
+// finite or not one the loss takes (for error messages, prefixed by the
+// caller's package).
 func (l Loss) CheckLabels(y []float64) error {
+	if l < SquaredLoss || l > LogisticLoss {
+		return fmt.Errorf("unknown loss %v (want squared, hinge, bce or logistic)", l)
+	}
 	for k, v := range y {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("y[%d] is %v", k, v)

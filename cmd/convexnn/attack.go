@@ -139,9 +139,16 @@ func readFile[T any](name string, parse func(io.Reader) (T, error)) (T, error) {
 func readNetwork(r io.Reader) (*solvers.Network, error) {
 	var res struct {
 		Network *networkJSON `json:"network"`
+		Model   string       `json:"model"`
 	}
 	if err := json.NewDecoder(r).Decode(&res); err != nil {
 		return nil, badInput("network: not a convexnn solve result: %v", err)
+	}
+	if res.Model != "" && res.Model != modelReLU {
+		// Its "network" is not the model's network on the data (the
+		// filters as rows, or the network on the BN features): reading it
+		// as a two-layer ReLU network would give wrong numbers.
+		return nil, badInput("network: the result of a %q solve: its field \"network\" is not a two-layer ReLU network on the data; this command takes the results of two-layer ReLU and gated solves (a %s network is saved for convexnn predict by cvx.SaveNetwork)", res.Model, res.Model)
 	}
 	nj := res.Network
 	if nj == nil {

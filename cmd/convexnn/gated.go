@@ -88,6 +88,8 @@ func gatedProblem(pj *problemJSON) (*gated.Problem, *mat.Dense, error) {
 		return nil, nil, badInput("problem: robust training (\"eps\", \"norm\", \"robust_sampling\") is not available for gated programs: their gates are not the network's own patterns")
 	case pj.Model != "" && pj.Model != modelReLU:
 		return nil, nil, badInput("problem: field \"model\" = %q: gated programs are of two-layer networks (\"relu\")", pj.Model)
+	case pj.refuseOtherModelsFields(modelReLU) != nil:
+		return nil, nil, pj.refuseOtherModelsFields(modelReLU)
 	case pj.D != nil:
 		return nil, nil, badInput("problem: a gated program needs its gate vectors: give \"P\" and \"seed\", not \"D\"")
 	case pj.P < 1 || pj.Seed == nil:
@@ -259,6 +261,9 @@ func probeGated(raw []byte) (*problemJSON, bool, error) {
 	var pj problemJSON
 	if err := dec.Decode(&pj); err != nil {
 		return nil, true, badInput("problem: %v", err)
+	}
+	if err := refuseNulls(raw); err != nil {
+		return nil, true, err
 	}
 	return &pj, true, nil
 }

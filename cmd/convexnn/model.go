@@ -53,12 +53,8 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 	if in.model == "" {
 		in.model = modelReLU
 	}
-	cnnFields := pj.Shape != nil || pj.Filter != 0 || pj.Stride != 0 || pj.Pad != 0
-	if cnnFields && in.model != modelCNNAvg && in.model != modelCNNMax {
-		return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
-	}
-	if pj.M1 != 0 && in.model != modelTwoHidden {
-		return badInput("problem: field \"m1\" belongs to the model \"two-hidden\"")
+	if err := pj.refuseOtherModelsFields(in.model); err != nil {
+		return err
 	}
 	switch in.model {
 	case modelReLU:
@@ -392,7 +388,9 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	}
 	res.Objective = r.Objective
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &r.Lower, &r.Upper, &r.CertifiedGap
-	res.MaxViolation = cp.RobustViolation(in.eps, r.W, r.Wp)
+	if res.MaxViolation, err = cp.RobustViolation(in.eps, r.W, r.Wp); err != nil {
+		return res, err
+	}
 	gp, err := cp.Program()
 	if err != nil {
 		return res, err
@@ -407,3 +405,16 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 }
 
 func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+
+// refuseOtherModelsFields reports fields of another model than model: the
+// CNNs' geometry, two-hidden's width.
+func (pj *problemJSON) refuseOtherModelsFields(model string) error {
+	cnnFields := pj.Shape != nil || pj.Filter != 0 || pj.Stride != 0 || pj.Pad != 0
+	if cnnFields && model != modelCNNAvg && model != modelCNNMax {
+		return badInput("problem: fields \"shape\", \"filter\", \"stride\" and \"pad\" belong to the models \"cnn-avg\" and \"cnn-max\"")
+	}
+	if pj.M1 != 0 && model != modelTwoHidden {
+		return badInput("problem: field \"m1\" belongs to the model \"two-hidden\"")
+	}
+	return nil
+}

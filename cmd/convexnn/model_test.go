@@ -77,6 +77,15 @@ func TestSolveCNN(t *testing.T) {
 			if len(opt.Network.U) != len(opt.Network.Alpha) || len(opt.Network.U[0]) != 4 {
 				t.Errorf("%s %s: %d filters of %d entries, %d output weights", model, loss, len(opt.Network.U), len(opt.Network.U[0]), len(opt.Network.Alpha))
 			}
+			// predict and attack refuse the result: its "network" holds the
+			// filters as rows, not a ReLU network on the data.
+			raw, err := json.Marshal(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readNetwork(bytes.NewReader(raw)); err == nil || !strings.Contains(err.Error(), model) {
+				t.Errorf("%s %s: readNetwork of the result: %v", model, loss, err)
+			}
 			ad := solveJSON(t, "-problem", prob, "-solver", "admm", "-max-iter", "300")
 			if *ad.LowerBound > *opt.UpperBound+1e-9 || *ad.UpperBound < *opt.LowerBound-1e-9 {
 				t.Errorf("%s %s: ADMM's bounds [%v, %v] miss the optimum in [%v, %v]", model, loss, *ad.LowerBound, *ad.UpperBound, *opt.LowerBound, *opt.UpperBound)
@@ -106,6 +115,9 @@ func TestSolveModelBadInput(t *testing.T) {
 		{withFields(t, img, map[string]any{"D": [][]int{{1, 0, 1, 0, 1, 0}}, "P": nil}), nil, `not "D"`},
 		{withFields(t, img, map[string]any{"eps": 0.1, "model": "cnn-max", "norm": "2"}), nil, `"norm": "inf" only`},
 		{img, []string{"-solver", "newton"}, `solved by -solver admm, ipm or auto`},
+		{img, []string{"-solver", "ipm", "-max-iter", "50"}, `-max-iter and -rho are options of -solver admm`},
+		{withFields(t, img, map[string]any{"eps": 0.1}), []string{"-solver", "admm", "-tol", "1e-4"}, `-tol does not apply`},
+		{withFields(t, img, map[string]any{"pad": 2}), nil, `padding must be smaller than the filter`},
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
 		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "P": nil, "seed": nil}), []string{"-solver", "scp", "-neurons", "3"}, `not scp`},

@@ -209,6 +209,51 @@ func readInput(r io.Reader, patterns bool) (*modelInput, error) {
 	return in, nil
 }
 
+// refuseNulls names the first null in the numeric arrays of a problem
+// (fields "X", "y" and "D"): JSON's null decodes into a float as 0, which
+// would train on a missing value as if it were 0 (pandas writes NaN as
+// null). A field that is null as a whole is absent.
+func refuseNulls(raw []byte) error {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return nil // malformed input: the decoder reports it
+	}
+	for _, field := range []string{"X", "y", "D"} {
+		body, ok := top[field]
+		if !ok {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		var idx []int // the index of the next element at each depth
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch tok {
+			case json.Delim('['):
+				idx = append(idx, 0)
+				continue
+			case json.Delim(']'):
+				idx = idx[:len(idx)-1]
+			case nil:
+				if len(idx) == 0 {
+					break // the field itself is null: as if absent, which the checks after decoding report
+				}
+				at := ""
+				for _, i := range idx {
+					at += fmt.Sprintf("[%d]", i)
+				}
+				return badInput("problem: field %q%s is null: give a number (missing values are not filled in)", field, at)
+			}
+			if len(idx) > 0 {
+				idx[len(idx)-1]++
+			}
+		}
+	}
+	return nil
+}
+
 func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, solvers.Perturbation, error) {
 	var pert solvers.Perturbation
 	raw, err := io.ReadAll(r)
@@ -230,6 +275,9 @@ func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, so
 			return nil, pert, badInput("problem: field %q: %v is not a valid %v", te.Field, te.Value, te.Type)
 		}
 		return nil, pert, badInput("problem: %v", err)
+	}
+	if err := refuseNulls(raw); err != nil {
+		return nil, pert, err
 	}
 	if dec.More() {
 		return nil, pert, badInput("problem: extra data after the JSON object")
@@ -506,6 +554,12 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		if set["inner"] || set["relax"] {
 			return badInput("solve: -inner and -relax are options of the two-layer ADMM; model %q runs the general ADMM (-rho, -tol, -max-iter, -gap)", mi.model)
+		}
+		if *solver == "ipm" && (set["max-iter"] || set["rho"]) {
+			return badInput("solve: -max-iter and -rho are options of -solver admm; the interior-point method of model %q stops at -tol or -gap", mi.model)
+		}
+		if mi.eps > 0 && *solver == "admm" && set["tol"] {
+			return badInput("solve: -tol does not apply to the ADMM splitting of the robust CNN, which stops at -gap (certified) or -max-iter")
 		}
 		return writeResult(stdout, *out, input, func() (resultJSON, error) {
 			return solveGeneral(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)

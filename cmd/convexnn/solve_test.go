@@ -109,6 +109,11 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		`{"X": [[1,2],[3,4]], "y": [1,0], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:                            `"y"[1] = 0`,
 		`{"X": [[1,2],[3,4]], "y": "a", "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                            `field "y"`,
 		`{"X": [[1,2],[3,4]],`: `malformed JSON`,
+		`{"X": [[1,2],[3,null]], "y": [1,-1], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:                          `field "X"[1][1] is null`,
+		`{"X": null, "y": [1,-1], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:                                      `field "X" is missing or empty`,
+		`{"X": [[1,2],[3,4]], "y": [1,null], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                         `field "y"[1] is null`,
+		`{"X": [[1,2],[3,4]], "y": [1,null], "loss": "squared", "beta": 1, "P": 2, "seed": 1, "gated": true}`:          `field "y"[1] is null`,
+		`{"X": [[1,2],[3,4]], "y": [0,1], "classes": 2, "loss": "squared", "beta": 1, "D": [[1,null]], "gated": true}`: `field "D"[0][1] is null`,
 	}
 	for body, want := range cases {
 		var out bytes.Buffer

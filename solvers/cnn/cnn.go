@@ -77,6 +77,9 @@ func (cv Conv) Validate(s Shape) error {
 	if cv.Size < 1 || cv.Stride < 1 || cv.Pad < 0 {
 		return fmt.Errorf("cnn: filter size %d and stride %d must be ≥ 1 and padding %d ≥ 0", cv.Size, cv.Stride, cv.Pad)
 	}
+	if cv.Pad >= cv.Size {
+		return fmt.Errorf("cnn: padding %d with %d×%d filters: the padding must be smaller than the filter (corner patches would lie wholly in the padding)", cv.Pad, cv.Size, cv.Size)
+	}
 	if cv.Size > s.H+2*cv.Pad || cv.Size > s.W+2*cv.Pad {
 		return fmt.Errorf("cnn: %d×%d filters do not fit %d×%d images padded by %d", cv.Size, cv.Size, s.H, s.W, cv.Pad)
 	}
@@ -422,10 +425,10 @@ type Network struct {
 // solvers.RecoveryTol·max‖·‖ becomes a filter u = v/√‖v‖ with output weight
 // √‖v‖ (−√‖v‖ for w′).
 func (p *Problem) Recover(w, wp []float64) (*Network, error) {
-	f, np := p.Filter(), len(p.Signs)
-	if len(w) != f*np || len(wp) != f*np {
-		return nil, fmt.Errorf("cnn: point has %d and %d entries, the program %d", len(w), len(wp), f*np)
+	if err := p.checkPoint(0, w, wp); err != nil {
+		return nil, err
 	}
+	f, np := p.Filter(), len(p.Signs)
 	groups := func(x []float64) [][]float64 {
 		out := make([][]float64, np)
 		for i := range out {

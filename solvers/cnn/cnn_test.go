@@ -228,10 +228,14 @@ func TestBadInput(t *testing.T) {
 		{cnn.Shape{C: 1, H: 2, W: 4}, cnn.Conv{Size: 2, Stride: 0}, "stride 0"},
 		{cnn.Shape{C: 1, H: 3, W: 3}, cnn.Conv{Size: 2, Stride: 1}, "8 entries, images of shape 1×3×3 have 9"},
 		{cnn.Shape{C: 0, H: 2, W: 4}, cnn.Conv{Size: 2, Stride: 1}, "must be positive"},
+		{cnn.Shape{C: 1, H: 2, W: 4}, cnn.Conv{Size: 2, Stride: 1, Pad: 2}, "padding must be smaller than the filter"},
 	} {
 		if _, err := cnn.New(x, c.s, c.cv, cnn.AvgPool, y, solvers.HingeLoss, 0.1); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v %+v: error %v, want one naming %q", c.s, c.cv, err, c.want)
 		}
+	}
+	if _, err := cnn.New(x, cnn.Shape{C: 1, H: 2, W: 4}, cnn.Conv{Size: 2, Stride: 1}, cnn.AvgPool, y, solvers.Loss(99), 0.1); err == nil || !strings.Contains(err.Error(), "unknown loss") {
+		t.Errorf("loss 99: %v", err)
 	}
 	s, cv := cnn.Shape{C: 1, H: 2, W: 4}, cnn.Conv{Size: 2, Stride: 1}
 	if _, err := cnn.New(x, s, cv, cnn.AvgPool, []float64{1, 0.5}, solvers.HingeLoss, 0.1); err == nil || !strings.Contains(err.Error(), "needs labels") {
@@ -249,5 +253,22 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := p.AddPattern([]float64{1}); err == nil || !strings.Contains(err.Error(), "1 entries, filters have 4") {
 		t.Errorf("short direction: %v", err)
+	}
+	if _, err := p.AddPattern([]float64{1, -1, 0.5, 2}); err != nil {
+		t.Fatal(err)
+	}
+	// A point of the wrong length, or a bad radius, is refused by every
+	// function of a point.
+	if _, err := p.RobustViolation(0.1, []float64{1}, []float64{1}); err == nil || !strings.Contains(err.Error(), "point has 1 and 1 entries, the program 4") {
+		t.Errorf("RobustViolation of a short point: %v", err)
+	}
+	if _, _, err := p.RobustObjective(0.1, make([]float64, 4), make([]float64, 3)); err == nil || !strings.Contains(err.Error(), "point has 4 and 3 entries") {
+		t.Errorf("RobustObjective of a short point: %v", err)
+	}
+	if _, err := p.RobustViolation(math.NaN(), make([]float64, 4), make([]float64, 4)); err == nil || !strings.Contains(err.Error(), "ε = NaN") {
+		t.Errorf("RobustViolation at ε = NaN: %v", err)
+	}
+	if _, err := p.Recover(make([]float64, 5), make([]float64, 4)); err == nil || !strings.Contains(err.Error(), "point has 5 and 4 entries") {
+		t.Errorf("Recover of a long point: %v", err)
 	}
 }

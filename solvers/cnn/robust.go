@@ -962,8 +962,12 @@ func (fm *robustForm) addRobustMultipliers(z []float64, half, i int, q, rad []fl
 // RobustObjective returns the robust objective of SolveRobust at (w, w′)
 // and its per-image worst-case loss terms (hinge, BCE, logistic: before
 // the 1/n).
-func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64) {
-	return p.layout(eps).objective(w, wp)
+func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64, error) {
+	if err := p.checkPoint(eps, w, wp); err != nil {
+		return 0, nil, err
+	}
+	obj, terms := p.layout(eps).objective(w, wp)
+	return obj, terms, nil
 }
 
 // objective is RobustObjective on the layout's terms.
@@ -1015,7 +1019,10 @@ func (fm *robustForm) objective(w, wp []float64) (float64, []float64) {
 
 // RobustViolation returns the largest violation of the robust sign (and,
 // for max pooling, winner) constraints at (w, w′), 0 when every one holds.
-func (p *Problem) RobustViolation(eps float64, w, wp []float64) float64 {
+func (p *Problem) RobustViolation(eps float64, w, wp []float64) (float64, error) {
+	if err := p.checkPoint(eps, w, wp); err != nil {
+		return 0, err
+	}
 	fm := p.layout(eps)
 	f := fm.f
 	var worst float64
@@ -1024,7 +1031,19 @@ func (p *Problem) RobustViolation(eps float64, w, wp []float64) float64 {
 			worst = math.Max(worst, fm.groupViolation(i, x[i*f:(i+1)*f]))
 		}
 	}
-	return worst
+	return worst, nil
+}
+
+// checkPoint reports a point (w, w′) that is not one of the program's
+// (each has a filter per pattern), or a radius that is not finite and ≥ 0.
+func (p *Problem) checkPoint(eps float64, w, wp []float64) error {
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("cnn: ε = %v, need 0 ≤ ε < ∞", eps)
+	}
+	if f, np := p.Filter(), len(p.Signs); len(w) != f*np || len(wp) != f*np {
+		return fmt.Errorf("cnn: point has %d and %d entries, the program %d (%d patterns of %d-entry filters)", len(w), len(wp), f*np, np, f)
+	}
+	return nil
 }
 
 // PGD attacks the image x with label y: projected gradient ascent on the

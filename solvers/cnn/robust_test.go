@@ -107,8 +107,8 @@ func TestRobustAgainstCVXOPTAndPGD(t *testing.T) {
 		if res.CertifiedGap > 1e-6 {
 			t.Errorf("%s: certified gap %.3g, want ≤ 1e-6 (lower %.10g, upper %.10g)", name, res.CertifiedGap, res.Lower, res.Upper)
 		}
-		if v := p.RobustViolation(eps, res.W, res.Wp); v > 0 {
-			t.Errorf("%s: robust constraints violated by %v", name, v)
+		if v, err := p.RobustViolation(eps, res.W, res.Wp); err != nil || v > 0 {
+			t.Errorf("%s: robust constraints violated by %v (%v)", name, v, err)
 		}
 		if loss == solvers.HingeLoss || loss == solvers.SquaredLoss { // the cone programs general's interior-point method solves
 			gp, err := p.Program()

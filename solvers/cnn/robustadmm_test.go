@@ -49,8 +49,8 @@ func TestRobustADMMCertified(t *testing.T) {
 		if !c.admmReaches && !(res.CertifiedGap < 0.25) { // 0.16 and 1.1e-3 measured
 			t.Errorf("%s: certified gap %.3g after %d steps", name, res.CertifiedGap, res.Iterations)
 		}
-		if v := p.RobustViolation(eps, res.W, res.Wp); v > 0 {
-			t.Errorf("%s: robust constraints violated by %v", name, v)
+		if v, err := p.RobustViolation(eps, res.W, res.Wp); err != nil || v > 0 {
+			t.Errorf("%s: robust constraints violated by %v (%v)", name, v, err)
 		}
 		net, err := p.Recover(res.W, res.Wp)
 		if err != nil {

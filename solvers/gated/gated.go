@@ -158,6 +158,9 @@ func OneHot(y []float64, c int) (*mat.Dense, error) {
 	if c < 2 {
 		return nil, fmt.Errorf("gated: %d classes, need at least 2", c)
 	}
+	if c > len(y) {
+		return nil, fmt.Errorf("gated: %d classes for %d labels: at most one class per label", c, len(y))
+	}
 	t := mat.NewDense(len(y), c, nil)
 	for k, v := range y {
 		if v < 0 || v >= float64(c) || v != math.Trunc(v) {
@@ -196,6 +199,8 @@ func floats64Add(dst, s []float64) {
 	}
 }
 
+// checkWeights reports weights that are not P blocks of d×c finite
+// numbers.
 func checkWeights(w Weights, np, d, c int) error {
 	if len(w) != np {
 		return fmt.Errorf("gated: %d weight blocks for %d gates", len(w), np)
@@ -206,6 +211,9 @@ func checkWeights(w Weights, np, d, c int) error {
 		}
 		if r, cc := b.Dims(); r != d || cc != c {
 			return fmt.Errorf("gated: weight block %d is %d×%d, want %d×%d", i, r, cc, d, c)
+		}
+		if err := solvers.CheckFinite(fmt.Sprintf("gated: weight block %d", i), b); err != nil {
+			return err
 		}
 	}
 	return nil

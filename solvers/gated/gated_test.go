@@ -295,8 +295,28 @@ func TestBadInput(t *testing.T) {
 	if _, err := Solve(context.Background(), p, Options{Start: Weights{mat.NewDense(2, 2, nil)}}); err == nil || !strings.Contains(err.Error(), "warm start") {
 		t.Errorf("bad warm start: %v", err)
 	}
+	// Options out of range, for every method and Auto's choice.
+	for _, o := range []Options{{Tol: math.Inf(1)}, {Tol: 1}, {Tol: -1e-3}, {Rank: -2}, {MaxIter: -1}} {
+		for _, m := range []Method{Auto, ProxGradient, Newton, Kernel} {
+			sq := randomProblem(t, 3, 20, 3, 2, 1, Squared, Joint, 0.01)
+			if _, err := SolveWith(context.Background(), sq, m, o); err == nil || !strings.Contains(err.Error(), "need") {
+				t.Errorf("%v with %+v: %v", m, o, err)
+			}
+		}
+	}
+	// A warm start with a NaN is refused by every method.
+	sq := randomProblem(t, 3, 20, 3, 2, 1, Squared, Joint, 0.01)
+	nanStart := Weights{mat.NewDense(3, 1, nil), mat.NewDense(3, 1, []float64{0, math.NaN(), 0})}
+	for _, m := range []Method{ProxGradient, Newton, Kernel} {
+		if _, err := SolveWith(context.Background(), sq, m, Options{Start: nanStart}); err == nil || !strings.Contains(err.Error(), "warm start") || !strings.Contains(err.Error(), "NaN") {
+			t.Errorf("%v: warm start with a NaN: %v", m, err)
+		}
+	}
 	if _, err := OneHot([]float64{0, 1, 3}, 3); err == nil || !strings.Contains(err.Error(), "label 2 is 3") {
 		t.Errorf("OneHot: %v", err)
+	}
+	if _, err := OneHot([]float64{0, 1, 1}, 1<<45); err == nil || !strings.Contains(err.Error(), "classes for 3 labels") {
+		t.Errorf("OneHot with 2⁴⁵ classes: %v", err)
 	}
 }
 

@@ -53,6 +53,9 @@ func (p *Problem) Choose(opt Options) Method {
 
 // SolveWith solves p by method m (Auto: p.Choose(opt)).
 func SolveWith(ctx context.Context, p *Problem, m Method, opt Options) (*Result, error) {
+	if _, err := opt.withDefaults(1); err != nil {
+		return nil, err
+	}
 	if m == Auto {
 		if err := p.Validate(); err != nil {
 			return nil, err

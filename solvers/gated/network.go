@@ -47,15 +47,7 @@ func (net *Network) Validate() error {
 	if net.Bias && d < 2 {
 		return errors.New("gated: network with bias needs at least one input feature")
 	}
-	if err := solvers.CheckFinite("gated: gates", net.Gates); err != nil {
-		return err
-	}
-	for i, b := range net.W {
-		if err := solvers.CheckFinite(fmt.Sprintf("gated: weight block %d", i), b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return solvers.CheckFinite("gated: gates", net.Gates)
 }
 
 // InputDim returns the number of raw features the network takes.

@@ -124,14 +124,27 @@ func squaredOptions(p *Problem, opt Options, method string, maxIter int) (Option
 	if p.Loss != Squared {
 		return opt, fmt.Errorf("gated: %s solves the squared loss, not %v (use Solve)", method, p.Loss)
 	}
+	return opt.withDefaults(maxIter)
+}
+
+// withDefaults fills in the defaults every method shares (Tol 1e-6,
+// MaxIter maxIter, CertifyEvery 10) and checks the options: 0 < Tol < 1
+// (a relative gap), non-negative counts and Rank.
+func (opt Options) withDefaults(maxIter int) (Options, error) {
 	if opt.Tol == 0 {
 		opt.Tol = 1e-6
 	}
 	if opt.MaxIter == 0 {
 		opt.MaxIter = maxIter
 	}
-	if !(opt.Tol > 0) || opt.MaxIter < 0 {
-		return opt, fmt.Errorf("gated: options Tol %v, MaxIter %d: need Tol > 0 and MaxIter ≥ 0", opt.Tol, opt.MaxIter)
+	if opt.CertifyEvery == 0 {
+		opt.CertifyEvery = 10
+	}
+	if !(opt.Tol > 0 && opt.Tol < 1) || opt.MaxIter < 0 || opt.CertifyEvery < 0 {
+		return opt, fmt.Errorf("gated: options Tol %v, MaxIter %d, CertifyEvery %d: need 0 < Tol < 1 and non-negative counts", opt.Tol, opt.MaxIter, opt.CertifyEvery)
+	}
+	if opt.Rank < 0 {
+		return opt, fmt.Errorf("gated: Rank %d: need ≥ 0 (0: all of X's columns)", opt.Rank)
 	}
 	return opt, nil
 }

@@ -263,22 +263,11 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Tol == 0 {
-		opt.Tol = 1e-6
-	}
-	if opt.MaxIter == 0 {
-		opt.MaxIter = 10000
-	}
-	if opt.CertifyEvery == 0 {
-		opt.CertifyEvery = 10
-	}
-	if !(opt.Tol > 0) || opt.MaxIter < 0 || opt.CertifyEvery < 0 {
-		return nil, fmt.Errorf("gated: options Tol %v, MaxIter %d, CertifyEvery %d: need Tol > 0 and non-negative counts", opt.Tol, opt.MaxIter, opt.CertifyEvery)
+	opt, err := opt.withDefaults(10000)
+	if err != nil {
+		return nil, err
 	}
 	n, dx, np, c := p.Dims()
-	if opt.Rank < 0 {
-		return nil, fmt.Errorf("gated: Rank %d: need ≥ 0 (0: all of X's columns)", opt.Rank)
-	}
 	start := time.Now()
 	s, err := newSolver(p, opt.Rank)
 	if err != nil {

@@ -98,6 +98,9 @@ func NewConeADMM(p *ConeProgram, o ConeOptions, st *ConeState) (*ConeADMM, error
 	if p == nil || p.G == nil {
 		return nil, errors.New("general: ConeADMM needs a program with G")
 	}
+	if err := p.K.Validate(); err != nil {
+		return nil, fmt.Errorf("general: %w", err)
+	}
 	m, n := p.G.Dims()
 	if n > math.MaxInt32 {
 		return nil, fmt.Errorf("general: cone program with %d variables, more than ConeADMM indexes", n)
@@ -152,8 +155,15 @@ func NewConeADMM(p *ConeProgram, o ConeOptions, st *ConeState) (*ConeADMM, error
 		rhs: make([]float64, n), gx: make([]float64, m), v: make([]float64, m), gz: make([]float64, n)}
 	a.equilibrate()
 	if st != nil {
-		if len(st.X) != n || len(st.S) != m || len(st.Z) != m || !(st.Rho > 0) || st.Iter < 0 {
+		if len(st.X) != n || len(st.S) != m || len(st.Z) != m || !(st.Rho > 0) || math.IsInf(st.Rho, 0) || st.Iter < 0 {
 			return nil, fmt.Errorf("general: saved cone ADMM state does not fit the program (%d variables, %d rows)", n, m)
+		}
+		for name, v := range map[string][]float64{"x": st.X, "s": st.S, "z": st.Z} {
+			for i, e := range v {
+				if math.IsNaN(e) || math.IsInf(e, 0) {
+					return nil, fmt.Errorf("general: saved cone ADMM state: %s[%d] is %v", name, i, e)
+				}
+			}
 		}
 		a.State = ConeState{Iter: st.Iter, Rho: st.Rho, X: append([]float64(nil), st.X...), S: append([]float64(nil), st.S...), Z: append([]float64(nil), st.Z...)}
 	} else {

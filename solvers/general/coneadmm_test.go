@@ -168,11 +168,27 @@ func TestConeADMMRefusals(t *testing.T) {
 			p.G = g
 		}, "row 1 of G"},
 		{func(p *general.ConeProgram, o *general.ConeOptions) { o.Rho = -1 }, "ρ"},
+		{func(p *general.ConeProgram, o *general.ConeOptions) {
+			p.K = ipm.Cone{Orthant: p.K.Orthant + p.K.SOC[0], SOC: []int{0}}
+		}, "dimension 0 < 1"},
+		{func(p *general.ConeProgram, o *general.ConeOptions) {
+			p.K = ipm.Cone{Orthant: -1, SOC: []int{p.K.Orthant + 1, p.K.SOC[0]}}
+		}, "orthant dimension -1"},
 	} {
 		p, o := ok, general.ConeOptions{}
 		tc.mod(&p, &o)
 		if _, err := general.NewConeADMM(&p, o, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want one about %q", err, tc.want)
 		}
+	}
+	// A saved state with a non-finite entry.
+	m, n := ok.G.Dims()
+	st := &general.ConeState{Rho: 0.1, X: make([]float64, n), S: make([]float64, m), Z: make([]float64, m)}
+	if _, err := general.NewConeADMM(&ok, general.ConeOptions{}, st); err != nil {
+		t.Fatalf("a zero state: %v", err)
+	}
+	st.Z[2] = math.NaN()
+	if _, err := general.NewConeADMM(&ok, general.ConeOptions{}, st); err == nil || !strings.Contains(err.Error(), "z[2] is NaN") {
+		t.Errorf("state with z[2] = NaN: %v", err)
 	}
 }

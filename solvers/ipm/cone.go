@@ -32,7 +32,9 @@ func (k Cone) Dim() int {
 // Degree returns L + m, the degree of the cone's logarithmic barrier.
 func (k Cone) Degree() int { return k.Orthant + len(k.SOC) }
 
-func (k Cone) check() error {
+// Validate reports an orthant dimension below 0 or a second-order cone of
+// dimension below 1.
+func (k Cone) Validate() error {
 	if k.Orthant < 0 {
 		return fmt.Errorf("ipm: cone has orthant dimension %d < 0", k.Orthant)
 	}

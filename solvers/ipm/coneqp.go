@@ -151,7 +151,7 @@ func (sol *coneSolution) result(start time.Time) *ConeQPResult {
 }
 
 func (p *ConeQP) validate() error {
-	if err := p.K.check(); err != nil {
+	if err := p.K.Validate(); err != nil {
 		return err
 	}
 	n := len(p.C)
