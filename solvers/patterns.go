@@ -57,7 +57,9 @@ func (e *FewPatternsError) Error() string {
 // seeded with seed, and keeps the distinct patterns D_h = diag(1[X a_h ≥ 0])
 // in the order first seen, until p distinct ones are found or maxDraws draws
 // are spent: step 1 of the paper's Algorithm "practical convex training".
-// maxDraws 0 means max(100p, 10000).
+// maxDraws 0 means max(100p, 10000), with p at most min(2ⁿ, 2·Σ_{k≤d} C(n, k)), the
+// most patterns n points in d dimensions can have (asking for more stops
+// after that many draws with a *FewPatternsError).
 //
 // The draws are a fixed sequence for a seed, so the result for p is a prefix
 // of the result for any larger p (given enough draws). Each draw lies, with
@@ -104,6 +106,34 @@ func SampleAnchoredPatterns(x *mat.Dense, p int, seed uint64, maxDraws int) (Pat
 	return d, err
 }
 
+// patternBound bounds the number of distinct patterns 1[Xa ≥ 0] (or of
+// affine maps, anchored) that n points in d dimensions have: the regions
+// of an arrangement of n hyperplanes in at most d + 1 dimensions number at
+// most 2·Σ_{k≤d} C(n, k) (Cover 1965; Zaslavsky), and there are 2ⁿ sign
+// vectors. A float, saturating far above any count that can be drawn.
+func patternBound(n, d int) float64 {
+	if n < 64 {
+		bound := math.Ldexp(1, n)
+		if sum := arrangementBound(n, d); sum < bound {
+			return sum
+		}
+		return bound
+	}
+	return arrangementBound(n, d)
+}
+
+func arrangementBound(n, d int) float64 {
+	sum, c := 0.0, 1.0 // c = C(n, k)
+	for k := 0; k <= d && k <= n; k++ {
+		sum += c
+		if sum > 1e18 {
+			return math.Inf(1)
+		}
+		c = c * float64(n-k) / float64(k+1)
+	}
+	return 2 * sum
+}
+
 // samplePatterns returns the patterns and the vectors a_h that drew them.
 func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored bool) (Patterns, [][]float64, error) {
 	if err := patCheckMatrix("X", x); err != nil {
@@ -115,16 +145,20 @@ func samplePatterns(x *mat.Dense, p int, seed uint64, maxDraws int, anchored boo
 	if maxDraws < 0 {
 		return nil, nil, fmt.Errorf("solvers: maxDraws = %d, need maxDraws ≥ 0 (0 for the default)", maxDraws)
 	}
+	n, d := x.Dims()
 	if maxDraws == 0 {
+		// 100 draws per pattern, for no more patterns than the data have
+		// (patternBound): asking for more ends with a *FewPatternsError
+		// after as many draws as the data's own count needs.
+		want := min(float64(p), patternBound(n, d))
 		maxDraws = 10000
-		if p > maxDraws/100 {
+		if want > float64(maxDraws/100) {
 			maxDraws = math.MaxInt
-			if p < math.MaxInt/100 {
-				maxDraws = 100 * p
+			if want < float64(math.MaxInt/100) {
+				maxDraws = 100 * int(want)
 			}
 		}
 	}
-	n, d := x.Dims()
 	// Draws in batches: row j of G is a_h, row j of Z = G Xᵀ is (X a_h)ᵀ.
 	batch := max(1, min(1024, (1<<20)/n, maxDraws))
 

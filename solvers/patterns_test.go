@@ -521,6 +521,18 @@ func TestSamplePatterns(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 	patSetOf(t, ps, 5)
+	// Far more patterns than the data can have: the default draws stop at
+	// 100 per pattern the data can have (5 points in the plane: at most
+	// 32), at once instead of 10¹¹ draws.
+	if _, err := SamplePatterns(x, 1_000_000_000, 1, 0); !errors.As(err, &few) || few.Found != 10 || few.Draws != 10000 {
+		t.Errorf("asking 10⁹ patterns of 5 points: %v", err)
+	}
+	if b := patternBound(5, 2); b != 32 {
+		t.Errorf("patternBound(5, 2) = %v, want 32 (2^5 and 2·(1 + 5 + 10))", b)
+	}
+	if b := patternBound(100, 3); b != 2*(1+100+4950+161700) {
+		t.Errorf("patternBound(100, 3) = %v", b)
+	}
 	// Default draws: max(100p, 10000).
 	_, err = SamplePatterns(x, 50, 1, 0)
 	if !errors.As(err, &few) || few.Draws != 10000 {
