@@ -148,12 +148,16 @@ func readNetwork(r io.Reader) (*solvers.Network, error) {
 		// Its "network" is not the model's network on the data (the
 		// filters as rows, or the network on the BN features): reading it
 		// as a two-layer ReLU network would give wrong numbers.
-		return nil, badInput("network: the result of a %q solve: its field \"network\" is not a two-layer ReLU network on the data; this command takes the results of two-layer ReLU and gated solves (a %s network is saved for convexnn predict by cvx.SaveNetwork)", res.Model, res.Model)
+		return nil, badInput("network: the result of a %q solve: its field \"network\" is not a two-layer ReLU network on the data; this command takes the results of two-layer ReLU and gated solves; convexnn solve -save FILE writes the %s network for convexnn predict", res.Model, res.Model)
 	}
-	nj := res.Network
-	if nj == nil {
+	if res.Network == nil {
 		return nil, badInput("network: field \"network\" is missing (give the result file of convexnn solve)")
 	}
+	return res.Network.network()
+}
+
+// network is the two-layer ReLU network of a result's "network", checked.
+func (nj *networkJSON) network() (*solvers.Network, error) {
 	m := len(nj.U)
 	if len(nj.Alpha) != m {
 		return nil, badInput("network: field \"network\".\"u\" has %d rows but \"alpha\" has %d entries", m, len(nj.Alpha))

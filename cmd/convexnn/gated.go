@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -222,8 +223,8 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSO
 	r.Input = input
 	if save != "" {
 		file, err := input.file(net, c)
-		if c == 1 && !isBinary(pj.Y) {
-			file, err = netfile.New(net, netfile.Input{}, netfile.Output{Decision: netfile.Value})
+		if c == 1 {
+			file, err = input.fileFor(net, pj.Y)
 		}
 		if err != nil {
 			return err
@@ -233,6 +234,27 @@ func solveGatedCommand(ctx context.Context, pj *problemJSON, input *dataInputJSO
 		}
 	}
 	return writeJSON(stdout, out, r)
+}
+
+// fileFor is file for a network with one output, deciding as the labels y
+// do: by its sign between the classes −1 and +1, or 0 and 1 (the BCE
+// loss's labels), else its value (regression).
+func (in *dataInputJSON) fileFor(net any, y []float64) (*netfile.File, error) {
+	if isBinary(y) {
+		return in.file(net, 1)
+	}
+	var i netfile.Input
+	if in != nil {
+		i = netfile.Input{Names: in.Names, Shift: in.Shift, Scale: in.Scale}
+	}
+	o := netfile.Output{Decision: netfile.Value}
+	if slices.IndexFunc(y, func(v float64) bool { return v != 0 && v != 1 }) < 0 {
+		o = netfile.Output{Decision: netfile.Sign, Classes: []string{"0", "1"}}
+		if in != nil && len(in.Classes) == 2 {
+			o.Classes = in.Classes
+		}
+	}
+	return netfile.New(net, i, o)
 }
 
 // isBinary reports whether every label is −1 or +1.

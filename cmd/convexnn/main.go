@@ -9,12 +9,14 @@
 //	    shapes, class counts, and the paper's training/validation splits.
 //	convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
 //	        [-rho R] [-relax A] [-inner closed-form|split|rbcd|robust] [-neurons N -seed S] [-out result.json]
+//	        [-save net.npz]
 //	    solves the convex training program (eq. convex_general) given as JSON
 //	    ("loss": squared, hinge, bce or logistic) and writes the solution, the
 //	    recovered network and its objectives; -solver scp samples N neurons and
-//	    trains the output layer (eq. SCP2, squared or bce). With "gated": true
-//	    or "classes": c the problem is the gated program (one or c outputs;
-//	    -solver auto|kernel|newton|fista, -save FILE writes its network), and
+//	    trains the output layer (eq. SCP2, squared or bce); -save FILE writes
+//	    the trained network of any model to a network file for predict. With
+//	    "gated": true or "classes": c the problem is the gated program (one or
+//	    c outputs; -solver auto|kernel|newton|fista), and
 //	    -problem data.csv|.npy|.npz -label-column NAME [-loss L -beta B
 //	    -patterns P -pattern-seed S -gated] solves a user's data file.
 //	convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
@@ -55,7 +57,7 @@ const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
   convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
-        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json]
+        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json] [-save net.npz]
   convexnn solve -problem problem.json ("gated": true or "classes": c) [-solver auto|kernel|newton|fista] [-save net.npz]
   convexnn solve -problem data.csv|.npy|.npz -label-column NAME [-loss L] [-beta B] [-patterns P] [-pattern-seed S] [-gated]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]

@@ -170,6 +170,7 @@ func (m cnnModel) result(res *resultJSON, w, wp []float64) error {
 	ut.CloneFrom(net.U.T())
 	res.Network = networkJSON{U: rows(&ut), Alpha: net.Alpha}
 	res.CNN = &cnnJSON{Shape: []int{cp.Shape.C, cp.Shape.H, cp.Shape.W}, Filter: cp.Conv.Size, Stride: cp.Conv.Stride, Pad: cp.Conv.Pad, Bias: cp.Conv.Bias, Pooling: cp.Pool.String()}
+	res.net = net
 	return nil
 }
 
@@ -203,6 +204,7 @@ func (m twoHiddenModel) result(res *resultJSON, w, wp []float64) error {
 	if res.SubNetworks == nil {
 		res.SubNetworks = []subNetworkJSON{}
 	}
+	res.net = net
 	return nil
 }
 
@@ -236,7 +238,19 @@ func (in *modelInput) batchNormResult(res *resultJSON, net *solvers.Network) err
 	wt.CloneFrom(bn.W.T())
 	res.Model = modelBatchNorm
 	res.BatchNorm = &batchNormJSON{Rank: in.basis.Rank(), N: bn.N, W: rows(&wt), Gamma: bn.Gamma, Alpha: bn.Alpha, A: bn.A, Mean: bn.Mean, Scale: bn.Scale}
+	res.net = bn
 	return nil
+}
+
+// labels returns the problem's labels (or targets).
+func (in *modelInput) labels() []float64 {
+	switch m := in.gen.(type) {
+	case cnnModel:
+		return m.p.Y
+	case twoHiddenModel:
+		return m.p.Y
+	}
+	return in.prog.Y
 }
 
 // cnnJSON describes a CNN result's architecture; the filters are the rows

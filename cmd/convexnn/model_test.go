@@ -8,8 +8,13 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/netfile"
+	"gonum.org/v1/gonum/mat"
 )
 
 // A batch-normalized problem: the raw X, the program on U′, the BN network
@@ -188,6 +193,76 @@ func TestSolveRobustCNN(t *testing.T) {
 		ad := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "admm", "-gap", "1e-4", "-max-iter", "20000")
 		if ad.Solver != "admm" || ad.MaxViolation > 0 || *ad.LowerBound > *res.UpperBound+1e-9 || *ad.UpperBound < *res.LowerBound-1e-9 || ad.Status != "gap reached" || *ad.CertifiedGap > 1e-4 {
 			t.Errorf("%v: ADMM %q: status %q, violation %v, bounds [%v, %v] (gap %v) against the optimum in [%v, %v]", c, ad.Solver, ad.Status, ad.MaxViolation, *ad.LowerBound, *ad.UpperBound, *ad.CertifiedGap, *res.LowerBound, *res.UpperBound)
+		}
+	}
+}
+
+// -save writes the trained network of every model to a network file that
+// is that network: loaded back, the CNN, batch-norm and two-hidden
+// networks have the result's non-convex objective on the problem's data,
+// and the ReLU network scores the rows as the result's "network" does.
+func TestSolveSaveEveryModel(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		args       []string
+		model      netfile.Model
+	}{
+		{"relu", randomProblem(20, 2, "hinge", 2), []string{"-solver", "ipm"}, netfile.ReLU},
+		{"batchnorm", withFields(t, randomProblem(30, 3, "squared", 5), map[string]any{"bias": nil, "model": "batchnorm"}), []string{"-solver", "ipm"}, netfile.BatchNorm},
+		{"cnn-avg", cnnProblem(12, []int{1, 3, 4}, "hinge", "cnn-avg", 2), []string{"-solver", "auto"}, netfile.CNN},
+		{"cnn-max bce", cnnProblem(12, []int{1, 3, 4}, "bce", "cnn-max", 3), []string{"-solver", "admm", "-max-iter", "200"}, netfile.CNN},
+		{"robust cnn-avg", withFields(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4), map[string]any{"eps": 0.03, "P": 3}), []string{"-solver", "auto"}, netfile.CNN},
+		{"two-hidden", withFields(t, randomProblem(16, 2, "squared", 3), map[string]any{"model": "two-hidden", "m1": 2, "P": 5}), []string{"-solver", "auto"}, netfile.TwoHidden},
+	} {
+		save := filepath.Join(t.TempDir(), "net.npz")
+		res := solveJSON(t, append([]string{"-problem", writeProblem(t, c.body), "-save", save}, c.args...)...)
+		f, err := netfile.Load(save)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if f.Model != c.model {
+			t.Fatalf("%s: saved a %v network", c.name, f.Model)
+		}
+		var pj problemJSON
+		if err := json.Unmarshal([]byte(c.body), &pj); err != nil {
+			t.Fatal(err)
+		}
+		x := mat.NewDense(len(pj.X), len(pj.X[0]), nil)
+		for k, row := range pj.X {
+			x.SetRow(k, row)
+		}
+		loss, _ := solvers.ParseLoss(pj.Loss)
+		var obj float64
+		switch f.Model {
+		case netfile.CNN:
+			obj, err = f.CNN.Objective(x, pj.Y, loss, *pj.Beta)
+		case netfile.BatchNorm:
+			obj, err = f.BatchNorm.Objective(x, pj.Y, loss, *pj.Beta)
+		case netfile.TwoHidden:
+			obj, err = f.TwoHidden.Objective(x, pj.Y, loss, *pj.Beta)
+		case netfile.ReLU:
+			raw, _ := json.Marshal(res)
+			net, err := readNetwork(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := net.Predict(x)
+			got, err := f.Scores(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range want {
+				if got.At(k, 0) != want[k] {
+					t.Fatalf("%s: row %d scored %v by the file, %v by the result", c.name, k, got.At(k, 0), want[k])
+				}
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if math.Abs(obj-res.NonconvexObjective) > 1e-9*math.Max(1, math.Abs(obj)) {
+			t.Errorf("%s: the saved network's objective %.12g, the result's %.12g", c.name, obj, res.NonconvexObjective)
 		}
 	}
 }

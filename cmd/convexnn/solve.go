@@ -167,6 +167,10 @@ type resultJSON struct {
 	BatchNorm   *batchNormJSON   `json:"batchnorm,omitempty"`
 	CNN         *cnnJSON         `json:"cnn,omitempty"`
 	SubNetworks []subNetworkJSON `json:"subnetworks,omitempty"`
+	// net is the trained network of a model other than relu (a
+	// *batchnorm.Network, *cnn.Network or *twohidden.Network) for -save;
+	// relu's is Network.
+	net any
 }
 
 // readProblem parses and checks problem JSON, naming the offending field.
@@ -451,7 +455,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	tabP := fs.Int("patterns", 32, "-problem data file: the number of sampled patterns (gates) P")
 	tabSeed := fs.Uint64("pattern-seed", 1, "-problem data file: the patterns' seed")
 	tabGated := fs.Bool("gated", false, "-problem data file with two classes: the gated program (more than two classes always are)")
-	save := fs.String("save", "", "gated and multi-class problems: also write the network to this file (.json or .npz, for convexnn predict)")
+	save := fs.String("save", "", "also write the trained network (any model) to this file (.json or .npz, for convexnn predict)")
 	gap := fs.Float64("gap", 0, "certified relative gap (upper − lower)/|upper| to reach: ADMM and SCP stop there, the interior-point method tightens its tolerance for it; the status says whether it was reached (0: the solver's own stopping test; every solver reports its certified bounds)")
 	const usage = "usage: convexnn solve -problem problem.json -solver ipm|working-set|newton|admm|scp|auto (robust problems, eps > 0: ipm, working-set, admm or auto) [-max-iter N] [-tol T] [-rho R] [-relax α] [-inner split|rbcd|robust] [-gap T] [-neurons N -seed S [-method fista|ipm]] [-out result.json]"
 	if err := fs.Parse(args); err != nil {
@@ -539,9 +543,6 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if *solver == "fista" || *solver == "kernel" {
 		return badInput("solve: -solver %s solves gated programs (fields \"gated\" or \"classes\"); the sampled program of neurons is -solver scp", *solver)
 	}
-	if *save != "" {
-		return badInput("solve: -save writes the network of a gated or multi-class problem (fields \"gated\" or \"classes\"); other models' networks are in the result's \"network\"")
-	}
 	mi, err := readInput(bytes.NewReader(raw), *solver != "scp")
 	if err != nil {
 		return err
@@ -561,7 +562,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		if mi.eps > 0 && *solver == "admm" && set["tol"] {
 			return badInput("solve: -tol does not apply to the ADMM splitting of the robust CNN, which stops at -gap (certified) or -max-iter")
 		}
-		return writeResult(stdout, *out, input, func() (resultJSON, error) {
+		return writeResult(stdout, *out, input, *save, mi.labels(), func() (resultJSON, error) {
 			return solveGeneral(ctx, mi, *solver, *maxIter, *rho, *tol, *gap)
 		})
 	}
@@ -587,7 +588,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	start := time.Now()
 	if *solver == "scp" {
-		return writeResult(stdout, *out, input, func() (resultJSON, error) {
+		return writeResult(stdout, *out, input, *save, mi.labels(), func() (resultJSON, error) {
 			return solveSCP(ctx, p, *neurons, *seed, *method, *maxIter, *tol, *gap, start)
 		})
 	}
@@ -729,7 +730,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	return writeResult(stdout, *out, input, func() (resultJSON, error) { return res, nil })
+	return writeResult(stdout, *out, input, *save, mi.labels(), func() (resultJSON, error) { return res, nil })
 }
 
 func networkOf(net *solvers.Network) networkJSON {
@@ -740,12 +741,17 @@ func networkOf(net *solvers.Network) networkJSON {
 
 // writeResult writes the result JSON to the file out, or to stdout when out
 // is empty; the file is created only once the result is there.
-func writeResult(stdout io.Writer, out string, input *dataInputJSON, solve func() (resultJSON, error)) error {
+func writeResult(stdout io.Writer, out string, input *dataInputJSON, save string, y []float64, solve func() (resultJSON, error)) error {
 	res, err := solve()
 	if err != nil {
 		return err
 	}
 	res.Input = input
+	if save != "" {
+		if err := saveNetwork(save, res, input, y); err != nil {
+			return err
+		}
+	}
 	w := stdout
 	if out != "" {
 		f, err := os.Create(out)
@@ -758,6 +764,28 @@ func writeResult(stdout io.Writer, out string, input *dataInputJSON, solve func(
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(res)
+}
+
+// saveNetwork writes the result's trained network to a network file for
+// convexnn predict: the model's own network (res.net), or relu's from
+// "network"; deciding as the labels y do (see dataInputJSON.fileFor).
+func saveNetwork(path string, res resultJSON, input *dataInputJSON, y []float64) error {
+	net := res.net
+	if net == nil {
+		relu, err := res.Network.network()
+		if err != nil {
+			return err
+		}
+		if relu.U == nil {
+			return badInput("solve: -save: the solution has no neurons (the zero network)")
+		}
+		net = relu
+	}
+	file, err := input.fileFor(net, y)
+	if err != nil {
+		return err
+	}
+	return file.Save(path)
 }
 
 // isInterrupt reports whether err ends a run because its context ended
