@@ -227,7 +227,11 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			}
 			fNew, err := evaluate(tNew)
 			if err != nil {
-				return nil, err
+				// M_t not positive definite in working precision at
+				// these weights (a step to t_i of 10¹⁶ on a nearly
+				// singular K): the trial is rejected like one that does
+				// not lower F, and the certified point so far stays.
+				fNew = math.Inf(1)
 			}
 			falls := fNew < fval || (fNew <= fval+1e-13*math.Abs(fval) && !slices.Equal(tNew, t))
 			if try >= tryBox && try < tryMultiplicative {
@@ -275,41 +279,83 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 // as the c one-output programs it separates into, each to the relative gap
 // opt.Tol: their lower bounds add up to one of the program (each class's
 // optimum is non-negative, so the sum's relative gap is at most opt.Tol
-// too, and a class not solved when ctx ends counts 0), and the upper bound
-// is the objective of the weights assembled.
+// too, and a class not solved when ctx ends counts 0 and keeps its
+// starting weights), and the upper bound is the objective of the weights
+// assembled. The history and the progress
+// reports carry the whole program's bracket at every step: the classes
+// done at their final bounds, the class running at its current ones, and
+// the classes to come at 0 below and at their starting objective above.
 func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	_, d, np, c := p.Dims()
 	res := &Result{W: make(Weights, np)}
 	for i := range res.W {
 		res.W[i] = mat.NewDense(d, c, nil)
 	}
-	start := time.Now()
-	var ctxErr error
-	for j := 0; j < c; j++ {
+	subs := make([]*Problem, c)
+	starts := make([]Weights, c)
+	rest := 0.0 // Σ of the starting objectives of the classes to come
+	for j := range subs {
 		sub := *p
 		sub.Targets = mat.DenseCopyOf(p.Targets.Slice(0, len(p.Gates[0]), j, j+1))
 		sub.Groups = Joint
-		o := opt
-		if opt.Start != nil {
-			o.Start = make(Weights, np)
-			for i, b := range opt.Start {
-				o.Start[i] = mat.DenseCopyOf(b.Slice(0, d, j, j+1))
+		subs[j] = &sub
+		starts[j] = make(Weights, np)
+		for i := range starts[j] {
+			starts[j][i] = mat.NewDense(d, 1, nil)
+			if opt.Start != nil {
+				starts[j][i].Copy(opt.Start[i].Slice(0, d, j, j+1))
 			}
 		}
+		for i, b := range starts[j] {
+			res.W[i].Slice(0, d, j, j+1).(*mat.Dense).Copy(b)
+		}
+		obj, err := sub.Objective(starts[j])
+		if err != nil {
+			return nil, err
+		}
+		rest += obj
+	}
+	start := time.Now()
+	var ctxErr error
+	var done Certificate // the classes solved: sums of their final bounds
+	for j, sub := range subs {
+		first, err := sub.Objective(starts[j])
+		if err != nil {
+			return nil, err
+		}
+		rest -= first
+		// whole lifts an iterate of class j to the program's bracket.
+		whole := func(it Iterate) Iterate {
+			it.Objective += done.Upper + rest
+			it.Cert.Upper += done.Upper + rest
+			it.Cert.Lower += done.Lower
+			it.Cert.Gap = (it.Cert.Upper - it.Cert.Lower) / math.Max(math.Abs(it.Cert.Upper), 1e-12)
+			return it
+		}
+		o := opt
+		if opt.Start != nil {
+			o.Start = starts[j]
+		}
 		base, offset := res.Iterations, time.Since(start)
-		o.Progress = continued(opt.Progress, base, start)
-		r, err := SolveKernel(ctx, &sub, o)
+		if opt.Progress != nil {
+			o.Progress = continued(func(it Iterate) { opt.Progress(whole(it)) }, base, start)
+		}
+		r, err := SolveKernel(ctx, sub, o)
 		if r == nil {
 			return nil, err
 		}
 		for i, b := range r.W {
 			res.W[i].Slice(0, d, j, j+1).(*mat.Dense).Copy(b)
 		}
+		for k, it := range r.History {
+			r.History[k] = whole(it)
+		}
 		appendSteps(res, r.History, base, offset)
 		res.Iterations += r.Iterations
-		res.Cert.Lower += r.Cert.Lower
+		done.Lower += r.Cert.Lower
+		done.Upper += r.Cert.Upper
 		if err != nil {
-			ctxErr = err // the classes not solved keep zero weights and the bound 0
+			ctxErr = err // the classes not solved keep their starting weights and the bound 0
 			break
 		}
 	}
@@ -317,7 +363,7 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	res.Objective, res.Cert.Upper = obj, obj
+	res.Objective, res.Cert.Upper, res.Cert.Lower = obj, obj, done.Lower
 	res.Cert.Gap = (res.Cert.Upper - res.Cert.Lower) / math.Max(math.Abs(res.Cert.Upper), 1e-12)
 	return res, ctxErr
 }
@@ -379,7 +425,8 @@ const boxHalvings = 6
 // model is made strictly convex by boxRidge on the scaled diagonal (H_ii
 // grows by the factor 1 + boxRidge; boxRidge where H_ii = 0), so that it
 // has one minimizer and the method ends; a step along a direction of H's
-// null space is long, and the line search cuts it.
+// null space is long, and the line search cuts it (factorRidged adds more
+// where rounding still leaves the free block indefinite).
 func boxStep(y, g, h, t []float64) float64 {
 	np := len(t)
 	sc, lo, u, cand := make([]float64, np), make([]float64, np), make([]float64, np), make([]float64, np)
@@ -409,7 +456,6 @@ func boxStep(y, g, h, t []float64) float64 {
 		if m := len(free); m > 0 {
 			hf := mat.NewSymDense(m, nil)
 			b := mat.NewVecDense(m, nil)
-			diag := 0.0
 			for a, i := range free {
 				r := -sc[i] * g[i]
 				for j := range t {
@@ -421,17 +467,11 @@ func boxStep(y, g, h, t []float64) float64 {
 				for bb, j := range free[:a+1] {
 					hf.SetSym(a, bb, hs(i, j))
 				}
-				diag = math.Max(diag, hf.At(a, a))
 			}
 			var ch mat.Cholesky
-			for ridge := 1e-14 * diag; !ch.Factorize(hf); ridge *= 4 {
-				if !(ridge <= diag) {
-					clear(y)
-					return 0
-				}
-				for a := 0; a < m; a++ {
-					hf.SetSym(a, a, hf.At(a, a)+ridge)
-				}
+			if !factorRidged(&ch, hf) {
+				clear(y)
+				return 0
 			}
 			var v mat.VecDense
 			if err := ch.SolveVecTo(&v, b); err != nil && !errors.As(err, new(mat.Condition)) {
@@ -489,6 +529,31 @@ func boxStep(y, g, h, t []float64) float64 {
 	return slope
 }
 
+// factorRidged factors h, adding to its diagonal a ridge that starts at
+// 10⁻¹⁴ of its largest diagonal entry (at least the smallest float) and
+// grows fourfold until the Cholesky factorization succeeds. It reports
+// false, with no factor, when the ridge would pass the largest diagonal
+// entry or h has no positive finite diagonal (no usable curvature).
+func factorRidged(ch *mat.Cholesky, h *mat.SymDense) bool {
+	m := h.SymmetricDim()
+	diag := 0.0
+	for a := 0; a < m; a++ {
+		diag = math.Max(diag, h.At(a, a))
+	}
+	if !(diag > 0) || math.IsInf(diag, 0) {
+		return false
+	}
+	for ridge := math.Max(1e-14*diag, math.SmallestNonzeroFloat64); !ch.Factorize(h); ridge *= 4 {
+		if !(ridge <= diag) {
+			return false
+		}
+		for a := 0; a < m; a++ {
+			h.SetSym(a, a, h.At(a, a)+ridge)
+		}
+	}
+	return true
+}
+
 // maxLogStep bounds a step's change of log t_i.
 const maxLogStep = 12
 
@@ -520,22 +585,15 @@ func solveFree(y, h, rhs, t []float64) {
 	}
 	hf := mat.NewSymDense(m, nil)
 	b := mat.NewVecDense(m, nil)
-	diag := 0.0
 	for a, i := range free {
 		b.SetVec(a, sc[a]*rhs[i])
 		for bb, j := range free {
 			hf.SetSym(a, bb, sc[a]*h[i*np+j]*sc[bb])
 		}
-		diag = math.Max(diag, hf.At(a, a))
 	}
 	var ch mat.Cholesky
-	for ridge := 1e-14 * diag; !ch.Factorize(hf); ridge *= 4 {
-		if !(ridge <= diag) {
-			return // no usable curvature: no step
-		}
-		for a := 0; a < m; a++ {
-			hf.SetSym(a, a, hf.At(a, a)+ridge)
-		}
+	if !factorRidged(&ch, hf) {
+		return // no usable curvature: no step
 	}
 	var u mat.VecDense
 	if err := ch.SolveVecTo(&u, b); err != nil {

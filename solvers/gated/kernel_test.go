@@ -249,3 +249,92 @@ func ExampleSolveKernel() {
 	fmt.Printf("objective %.6f, certified: %v\n", res.Objective, res.Cert.Gap <= 1e-9)
 	// Output: objective 0.089874, certified: true
 }
+
+// dupProblem is randomProblem with about a third of its rows copies of
+// earlier ones with the opposite target: K is singular and the program
+// cannot come near interpolation, so the kernel weights run off.
+func dupProblem(t testing.TB, seed uint64, n, d, np int) *Problem {
+	p := randomProblem(t, seed, n, d, np, 1, Squared, Joint, 1)
+	rng := rand.New(rand.NewPCG(seed, 77))
+	for k := 1; k < n; k++ {
+		if rng.IntN(3) == 0 {
+			src := rng.IntN(k)
+			copy(p.X.RawRowView(k), p.X.RawRowView(src))
+			for i := range p.Gates {
+				p.Gates[i][k] = p.Gates[i][src]
+			}
+			p.Targets.Set(k, 0, -p.Targets.At(src, 0))
+		}
+	}
+	return p
+}
+
+// Programs found by a review: a step that makes M_t indefinite in working
+// precision (contradicting duplicate rows at β = 10⁻⁶β_max: the solve
+// used to fail with the factorization's error and no result), a warm start
+// whose block is 10⁻²⁵⁰ (the Newton system's diagonal underflowed to 0 and
+// its ridge never grew: the solve hung), and the per-class solve, whose
+// progress reports used to carry one class's bracket, not the program's.
+func TestSolveKernelHardPrograms(t *testing.T) {
+	for _, c := range []struct {
+		seed     uint64
+		n, d, np int
+	}{{154, 40, 3, 8}, {285, 25, 2, 12}} {
+		p := dupProblem(t, c.seed, c.n, c.d, c.np)
+		bmax, err := p.BetaMax()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Beta = 1e-6 * bmax
+		res, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9})
+		if err != nil || res == nil {
+			t.Fatalf("seed %d: %v", c.seed, err)
+		}
+		ref, err := SolveNewton(context.Background(), p, Options{Tol: 1e-10, MaxIter: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slack := 1e-9 * math.Max(1, ref.Objective); res.Cert.Lower > ref.Cert.Upper+slack || ref.Cert.Lower > res.Cert.Upper+slack {
+			t.Errorf("seed %d: kernel [%.12g, %.12g], Newton [%.12g, %.12g]", c.seed, res.Cert.Lower, res.Cert.Upper, ref.Cert.Lower, ref.Cert.Upper)
+		}
+	}
+
+	p := randomProblem(t, 7, 50, 4, 2, 1, Squared, Joint, 1)
+	var a [2]float64
+	for i := range a {
+		q := *p
+		q.Gates = p.Gates[i : i+1]
+		a[i], _ = q.BetaMax()
+	}
+	hi, lo := 0, 1
+	if a[1] > a[0] {
+		hi, lo = 1, 0
+	}
+	p.Beta = (a[lo] + a[hi]) / 2
+	start := Weights{mat.NewDense(4, 1, nil), mat.NewDense(4, 1, nil)}
+	start[hi].Set(0, 0, 1e-250)
+	if res, err := SolveKernel(context.Background(), p, Options{Start: start}); err != nil || res.Cert.Gap > 1e-6 {
+		t.Errorf("warm start of 10⁻²⁵⁰: %v, %+v", err, res)
+	}
+	var ch mat.Cholesky
+	if factorRidged(&ch, mat.NewSymDense(3, nil)) {
+		t.Error("factorRidged of the zero matrix succeeded")
+	}
+	if !factorRidged(&ch, mat.NewSymDense(2, []float64{1e-320, 0, 0, 0})) {
+		t.Error("factorRidged of diag(10⁻³²⁰, 0) failed")
+	}
+
+	pc := randomProblem(t, 3, 40, 4, 5, 3, Squared, PerClass, 0.1)
+	var hist []Iterate
+	res, err := SolveKernel(context.Background(), pc, Options{Tol: 1e-9, Progress: func(it Iterate) { hist = append(hist, it) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range [][]Iterate{hist, res.History} {
+		for _, it := range h {
+			if it.Cert.Upper < res.Cert.Lower-1e-9 || it.Cert.Lower > res.Cert.Upper+1e-9 || it.Objective < it.Cert.Upper-1e-9*it.Cert.Upper {
+				t.Errorf("per class, step %d: bracket [%.10g, %.10g], objective %.10g, against the program's optimum in [%.10g, %.10g]", it.Iter, it.Cert.Lower, it.Cert.Upper, it.Objective, res.Cert.Lower, res.Cert.Upper)
+			}
+		}
+	}
+}
