@@ -281,10 +281,10 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 // optimum is non-negative, so the sum's relative gap is at most opt.Tol
 // too, and a class not solved when ctx ends counts 0 and keeps its
 // starting weights), and the upper bound is the objective of the weights
-// assembled. The history and the progress
-// reports carry the whole program's bracket at every step: the classes
-// done at their final bounds, the class running at its current ones, and
-// the classes to come at 0 below and at their starting objective above.
+// assembled. The history and the progress reports carry the whole
+// program's bracket at every step: the classes done at their final bounds,
+// the class running at its current ones, and the classes to come at 0
+// below and at their starting objective above.
 func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	_, d, np, c := p.Dims()
 	res := &Result{W: make(Weights, np)}
