@@ -229,7 +229,10 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 // (w, w′), with its certificate b.
 func generalSolution(gm generalModel, gp *general.Program, w, wp []float64, b general.Bound, status string, iters int, method string, t0 time.Time) (*Solution, error) {
 	s := &Solution{Status: status, Iterations: iters, Perturbation: solvers.Perturbation{Norm: "inf"}, Lower: b.Lower, Upper: b.Upper, Gap: b.Gap}
-	var err error
+	w, wp, err := b.Best(gp, w, wp) // not an inaccurate point worse than the certificate's
+	if err != nil {
+		return nil, err
+	}
 	if s.Objective, err = gp.Objective(w, wp); err != nil {
 		return nil, err
 	}

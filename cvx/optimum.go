@@ -164,6 +164,9 @@ func workingSetSolution(ctx context.Context, ws *ipm.WorkingSet, t0 time.Time) (
 	if err != nil {
 		return nil, err
 	}
+	if err := s.adoptBest(b); err != nil {
+		return nil, err
+	}
 	if err := s.adoptStrict(cert, &b); err != nil {
 		return nil, err
 	}

@@ -3,12 +3,14 @@ package cvx
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convexnn/convexnn/data"
 	"github.com/convexnn/convexnn/solvers/ipm"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestOptimumReachesTheCertifiedGap checks cvx.Optimum on its four paths:
@@ -109,4 +111,35 @@ func TestOptimumOfAppendixModels(t *testing.T) {
 		t.Errorf("two-hidden-layer BCE: %v, status %q after %d iterations, certified [%v, %v] gap %v", err, th.Status, th.Iterations, th.Lower, th.Upper, th.Gap)
 	}
 	t.Logf("two-hidden-layer BCE: gap %.2g after %d iterations, %.1f s", th.Gap, th.Iterations, time.Since(t0).Seconds())
+}
+
+// A β far beyond the largest useful one leaves the interior-point method
+// inaccurate at a point worth 10³⁰⁰; the certificate's feasible point, the
+// zero network, is returned in its place, with its objective (the loss at
+// zero) and a tight certificate, for the two-layer and the CNN programs.
+func TestSolveBeyondBetaMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := mat.NewDense(12, 3, nil)
+	y := make([]float64, 12)
+	for k := range y {
+		for j := 0; j < 3; j++ {
+			x.Set(k, j, r.NormFloat64())
+		}
+		y[k] = 1
+		if x.At(k, 0) < 0 {
+			y[k] = -1
+		}
+	}
+	for name, p := range map[string]*Problem{
+		"relu": Classify(x, y).Hinge().Beta(1e300).SamplePatterns(4, 1),
+		"cnn":  Classify(x, y).Hinge().Beta(1e300).Conv(ImageShape{C: 1, H: 1, W: 3}, 1, 1).SamplePatterns(3, 1),
+	} {
+		s, _ := Solve(p, IPM{})
+		if s == nil {
+			t.Fatalf("%s: no solution", name)
+		}
+		if s.Objective != 1 || s.Upper < 1 || s.Lower > 1 || s.Gap > 1e-12 || s.Violation > 0 {
+			t.Errorf("%s: objective %v, certificate [%v, %v] gap %v, violation %v; want the zero network's 1", name, s.Objective, s.Lower, s.Upper, s.Gap, s.Violation)
+		}
+	}
 }

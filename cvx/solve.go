@@ -144,9 +144,8 @@ func (s *Solution) adoptStrict(cert *certify.Certifier, b *certify.Bound) error 
 	if err != nil || changed == 0 {
 		return err
 	}
-	robust := s.Perturbation.Eps > 0
 	obj, err := s.Program.Objective(strict)
-	if robust {
+	if s.Perturbation.Eps > 0 {
 		obj, err = solvers.RobustObjective(s.Program, strict, s.Perturbation)
 	}
 	if err != nil {
@@ -155,22 +154,51 @@ func (s *Solution) adoptStrict(cert *certify.Certifier, b *certify.Bound) error 
 	if !(obj <= s.Objective+1e-9*math.Max(1, math.Abs(s.Objective))) {
 		return nil
 	}
-	clean, err := s.Program.Objective(strict)
-	if err != nil {
+	if err := s.setWeights(strict); err != nil {
 		return err
 	}
-	viol, err := s.Program.Violation(strict)
-	if robust {
-		viol, err = solvers.RobustViolation(s.Program, strict, s.Perturbation)
-	}
-	if err != nil {
-		return err
-	}
-	s.Weights, s.Objective, s.Clean, s.Violation = strict, obj, clean, viol
 	// The lifted point is feasible: its objective, with the rounding slack
-	// of Bound's, is an upper bound as valid as Bound's.
-	b.Upper = obj * (1 + 1e-12)
+	// of Bound's, is an upper bound as valid as Bound's (and never raises
+	// it).
+	b.Upper = math.Min(b.Upper, s.Objective*(1+1e-12))
 	b.Gap = certify.RelativeGap(b.Lower, b.Upper)
+	return nil
+}
+
+// adoptBest replaces the solution's weights by the bound's feasible point
+// when that is lower (certify.Bound.Best: the zero network, when an
+// inaccurate solve, at a β far beyond the largest useful one say, left a
+// worse point than zero).
+func (s *Solution) adoptBest(b certify.Bound) error {
+	if best := b.Best(s.Weights); best.V != s.Weights.V {
+		return s.setWeights(best)
+	}
+	return nil
+}
+
+// setWeights sets the solution's weights with their objective (robust for
+// ε > 0), clean objective and violation.
+func (s *Solution) setWeights(w solvers.Weights) error {
+	robust := s.Perturbation.Eps > 0
+	obj, err := s.Program.Objective(w)
+	if robust {
+		obj, err = solvers.RobustObjective(s.Program, w, s.Perturbation)
+	}
+	if err != nil {
+		return err
+	}
+	clean, err := s.Program.Objective(w)
+	if err != nil {
+		return err
+	}
+	viol, err := s.Program.Violation(w)
+	if robust {
+		viol, err = solvers.RobustViolation(s.Program, w, s.Perturbation)
+	}
+	if err != nil {
+		return err
+	}
+	s.Weights, s.Objective, s.Clean, s.Violation = w, obj, clean, viol
 	return nil
 }
 
@@ -188,6 +216,9 @@ func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective s
 	if res.Bound != nil {
 		b = *res.Bound
 	} else if b, err = cert.Bound(s.Weights, res.Dual); err != nil {
+		return nil, err
+	}
+	if err := s.adoptBest(b); err != nil {
 		return nil, err
 	}
 	if err := s.adoptStrict(cert, &b); err != nil {

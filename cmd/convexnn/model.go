@@ -351,6 +351,9 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
+	if w, wp, err = bound.Best(gp, w, wp); err != nil { // not an inaccurate point worse than the certificate's
+		return res, err
+	}
 	if res.Objective, err = gp.Objective(w, wp); err != nil {
 		return res, err
 	}

@@ -266,3 +266,18 @@ func TestSolveSaveEveryModel(t *testing.T) {
 		}
 	}
 }
+
+// A β far beyond the largest useful one: the interior-point method ends
+// inaccurate at a point worth 10²⁹⁸, and the result is the certificate's
+// zero network instead, for the two-layer and the CNN programs.
+func TestSolveBeyondBetaMax(t *testing.T) {
+	for name, body := range map[string]string{
+		"relu": withFields(t, randomProblem(20, 2, "hinge", 2), map[string]any{"beta": 1e300}),
+		"cnn":  withFields(t, cnnProblem(6, []int{1, 4, 4}, "hinge", "cnn-avg", 1), map[string]any{"beta": 1e300, "P": 3}),
+	} {
+		res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "ipm")
+		if res.Objective != 1 || res.NonconvexObjective != 1 || res.MaxViolation != 0 || *res.LowerBound > 1 || *res.UpperBound < 1 {
+			t.Errorf("%s: objective %v (network %v), violation %v, certificate [%v, %v]; want the zero network's 1", name, res.Objective, res.NonconvexObjective, res.MaxViolation, *res.LowerBound, *res.UpperBound)
+		}
+	}
+}

@@ -687,6 +687,7 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		bound = &b
 	}
+	wt = bound.Best(wt) // not an inaccurate point worse than the certificate's
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &bound.Lower, &bound.Upper, &bound.Gap
 	switch {
 	case interrupted:

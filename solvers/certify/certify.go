@@ -88,6 +88,17 @@ type Bound struct {
 	Feasible solvers.Weights
 }
 
+// Best returns the better of the point wt the bound was computed at and
+// the bound's feasible point by the objective: wt, unless the feasible
+// point is lower (the zero network, when an inaccurate solve left a worse
+// point than zero).
+func (b Bound) Best(wt solvers.Weights) solvers.Weights {
+	if b.Feasible.V != nil && b.Objective > b.Upper {
+		return b.Feasible
+	}
+	return wt
+}
+
 // Hint is dual information a solver has about its point; every field is
 // optional (nil: derived from the point). Nothing in it can make a bound
 // invalid: μ is clipped to dom ℓ*, the slopes are projected onto their

@@ -40,6 +40,24 @@ type Bound struct {
 	W, Wp    []float64
 }
 
+// Best returns the better of the point (w, w′) and the bound's feasible
+// point (W, W′) by the objective: the given point, unless the bound's is
+// lower (the zero network, when an inaccurate solve, at a β far beyond
+// the largest useful one say, left a worse point than zero).
+func (b Bound) Best(p *Program, w, wp []float64) ([]float64, []float64, error) {
+	if b.W == nil {
+		return w, wp, nil
+	}
+	obj, err := p.Objective(w, wp)
+	if err != nil {
+		return nil, nil, err
+	}
+	if obj > b.Upper {
+		return b.W, b.Wp, nil
+	}
+	return w, wp, nil
+}
+
 // certifier holds the dense blocks the bounds work with.
 type certifier struct {
 	p     *Program
