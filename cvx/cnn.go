@@ -33,8 +33,9 @@ type convSpec struct {
 // images (shape) in X's rows, moved by stride (Padding adds zeros around
 // the images). Its convex program (solvers/cnn, an instance of eq.
 // ct_general) has one group per pattern of a random filter
-// (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the dense
-// interior-point method (small programs). Bias gives every filter a bias
+// (SamplePatterns(P, seed)); ADMM runs the general ADMM, Solve the
+// interior-point method (structured for average pooling, cnn.Problem.
+// SolveInteriorPoint; dense for max pooling, small programs). Bias gives every filter a bias
 // (cnn.Conv.Bias); Robust(ε, cvx.LInf) trains it adversarially, with
 // either pooling and every loss (Solve: cnn.Problem.SolveRobust, certified;
 // ADMM: its ADMM splitting cnn.RobustADMM, options Rho, Relax, Gap and

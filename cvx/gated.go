@@ -210,9 +210,11 @@ type GatedSolution struct {
 	Weights gated.Weights
 }
 
-// SolveGated solves the gated program of a Gated or Multiclass problem by
-// accelerated proximal gradient (gated.Solve) to a certified gap, showing
-// its convergence live in a notebook (or on stderr).
+// SolveGated solves the gated program of a Gated or Multiclass problem to
+// a certified gap by the method o asks for (GatedAuto: gated.Problem.
+// Choose, the kernel method or Newton's method on the groups for the
+// squared loss, accelerated proximal gradient otherwise), showing its
+// convergence live in a notebook (or on stderr).
 func SolveGated(p *Problem, o GatedOptions) (*GatedSolution, error) {
 	return SolveGatedContext(context.Background(), p, o)
 }

@@ -149,7 +149,7 @@ var minCharts = map[string]int{
 	"05-bce-rbcd.ipynb":                  2,
 	"06-adversarial-2d.ipynb":            11,
 	"07-landscape.ipynb":                 4,
-	"08-adversarial-regression.ipynb":    4,
+	"08-adversarial-regression.ipynb":    5,
 	"09-cifar-adversarial.ipynb":         6,
 	"10-admm-tables.ipynb":               8,
 	"11-batchnorm.ipynb":                 2,

@@ -7,7 +7,7 @@
 //	convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
 //	    prints a JSON summary of a data set: files and checksum status,
 //	    shapes, class counts, and the paper's training/validation splits.
-//	convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
+//	convexnn solve -problem problem.json -solver ipm|working-set|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
 //	        [-rho R] [-relax A] [-inner closed-form|split|rbcd|robust] [-neurons N -seed S] [-out result.json]
 //	        [-save net.npz]
 //	    solves the convex training program (eq. convex_general) given as JSON
@@ -56,8 +56,8 @@ import (
 const usage = `usage:
   convexnn notebooks [-out DIR] [-size small|paper] [notebook.ipynb ...]
   convexnn data info <mnist|fashion-mnist|cifar10|mammographic> [-dir D] [-download]
-  convexnn solve -problem problem.json -solver ipm|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
-        [-rho R] [-inner split|rbcd] [-neurons N -seed S] [-out result.json] [-save net.npz]
+  convexnn solve -problem problem.json -solver ipm|working-set|newton|admm|scp|auto [-gap T] [-max-iter N] [-tol T]
+        [-rho R] [-relax A] [-inner closed-form|split|rbcd|robust] [-neurons N -seed S] [-out result.json] [-save net.npz]
   convexnn solve -problem problem.json ("gated": true or "classes": c) [-solver auto|kernel|newton|fista] [-save net.npz]
   convexnn solve -problem data.csv|.npy|.npz -label-column NAME [-loss L] [-beta B] [-patterns P] [-pattern-seed S] [-gated]
   convexnn attack -network result.json -data problem.json -method pgd|fgsm -eps E [-norm inf|2] [-steps T]
