@@ -204,10 +204,14 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	}
 	if cm, ok := gm.(cnnModel); ok && p.robust() {
 		res, err := cm.cp.SolveRobust(ctx, p.Perturbation().Eps, m.Tol)
-		if err != nil {
+		if res == nil {
 			return nil, err
 		}
-		return robustCNNSolution(p, cm, res, res.Status.String(), "interior-point method", t0)
+		s, serr := robustCNNSolution(p, cm, res, res.Status.String(), "interior-point method", t0)
+		if serr != nil {
+			return nil, serr
+		}
+		return s, stoppedBy(err, "interior-point method", res.Iterations)
 	}
 	gp, _ := gm.program()
 	tol := m.Tol
@@ -220,10 +224,28 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	} else {
 		res, err = general.SolveInteriorPoint(ctx, gp, tol)
 	}
-	if err != nil {
+	if res == nil {
 		return nil, err
 	}
-	return generalSolution(gm, gp, res.W, res.Wp, res.Bound, res.Status.String(), res.Iterations, "interior-point method", t0)
+	w, wp := res.W, res.Wp
+	if err != nil && res.Bound.W != nil {
+		w, wp = res.Bound.W, res.Bound.Wp // stopped early: the certificate's feasible point, not the iterate
+	}
+	s, serr := generalSolution(gm, gp, w, wp, res.Bound, res.Status.String(), res.Iterations, "interior-point method", t0)
+	if serr != nil {
+		return nil, serr
+	}
+	return s, stoppedBy(err, "interior-point method", res.Iterations)
+}
+
+// stoppedBy is the error returned with a solution: nil, or, when ctx ended
+// the method, one naming it and wrapping ctx's (the contract of
+// SolveContext).
+func stoppedBy(err error, method string, iters int) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("cvx: %s stopped after %d iterations: %w", method, iters, err)
 }
 
 // generalSolution is the Solution of a Conv or TwoHidden problem at

@@ -2,6 +2,7 @@ package cvx
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -214,5 +215,58 @@ func TestBackpropArchitectureGDPGD(t *testing.T) {
 	}
 	if _, _, err := BackpropArchitecture(context.Background(), Classify(x, y).Hinge().Conv(s, 2, 2).Robust(eps, L2), 3, 10, 0, 1); err == nil || !strings.Contains(err.Error(), "ℓ∞") {
 		t.Errorf("GD-PGD in the ℓ2 ball: %v", err)
+	}
+}
+
+// SolveContext's contract on CNN and two-hidden problems: a cancelled
+// context returns the best iterate so far, certified, with an error
+// wrapping the context's (average pooling used to drop the error, max
+// pooling and the robust program the solution).
+func TestSolveContextCancelledCNN(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(16, s, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, p := range map[string]*Problem{
+		"average":    Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).SamplePatterns(4, 1),
+		"max":        Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).MaxPool().SamplePatterns(4, 1),
+		"robust":     Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).Robust(0.03, LInf).SamplePatterns(4, 1),
+		"two-hidden": Classify(x, y).Hinge().Beta(1e-2).TwoHidden(2).SamplePatterns(3, 1),
+	} {
+		sol, err := SolveContext(ctx, p, IPM{})
+		if !errors.Is(err, context.Canceled) || sol == nil {
+			t.Errorf("%s: solution %v, error %v; want the point so far and context.Canceled", name, sol != nil, err)
+			continue
+		}
+		if !(sol.Lower <= sol.Upper) || sol.Violation > 0 {
+			t.Errorf("%s: certificate [%v, %v], violation %v", name, sol.Lower, sol.Upper, sol.Violation)
+		}
+	}
+}
+
+// An iteration whose validation fails (a CNN run has no two-layer network
+// to validate) is still recorded and saved: the history has no gap and
+// the run resumes after it.
+func TestIterateKeepsAStepWhoseValidationFails(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(16, s, 3)
+	prob := func() *Problem { return Classify(x, y).Hinge().Beta(1e-2).Conv(s, 2, 2).SamplePatterns(4, 1) }
+	dir := RunDir(t.TempDir())
+	r := dir.Start("v", prob(), ADMM{CertifyEvery: -1})
+	r.Quiet = true
+	if err := r.Iterate(3); err != nil {
+		t.Fatal(err)
+	}
+	r.Validate = func(*Network) (float64, bool) { return 0, false }
+	if err := r.Iterate(5); err == nil {
+		t.Fatal("validating a CNN run: no error")
+	}
+	if r.Iter() != 4 || len(r.History()) != 4 {
+		t.Errorf("after the failed validation: iteration %d, %d points; want 4 and 4", r.Iter(), len(r.History()))
+	}
+	again := dir.Resume("v", prob(), ADMM{CertifyEvery: -1})
+	again.Quiet = true
+	if again.Iter() != 4 || len(again.History()) != 4 {
+		t.Errorf("resumed: iteration %d, %d points; want 4 and 4", again.Iter(), len(again.History()))
 	}
 }

@@ -274,10 +274,19 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		r.elapsed += time.Since(t0).Seconds()
 		pt.Seconds = r.elapsed
 		stopEarly := false
+		// The step is done: a failure to validate or certify it records
+		// and saves it (without that measurement) before returning.
+		keep := func(err error) error {
+			r.history = append(r.history, pt)
+			if serr := r.Save(); serr != nil {
+				return errors.Join(err, serr)
+			}
+			return err
+		}
 		if r.Validate != nil && (r.ValidateEvery <= 1 || pt.Iter%r.ValidateEvery == 0 || i == k-1) {
 			net, err := r.eng.network()
 			if err != nil {
-				return err
+				return keep(err)
 			}
 			pt.Validation, stopEarly = r.Validate(net)
 			pt.Validated = true
@@ -285,7 +294,7 @@ func (r *Run) IterateContext(ctx context.Context, k int) error {
 		cert, certifies := r.eng.(certifying)
 		if certifies {
 			if err := cert.certify(&pt, i == k-1 || r.eng.converged(pt)); err != nil {
-				return err
+				return keep(err)
 			}
 		}
 		r.history = append(r.history, pt)

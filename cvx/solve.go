@@ -228,7 +228,7 @@ func (s *Solution) finish(ctx context.Context, t0 time.Time, method, objective s
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return s, fmt.Errorf("cvx: %s stopped after %d iterations: %w", method, s.Iterations, ctx.Err())
+		return s, stoppedBy(ctx.Err(), method, s.Iterations)
 	}
 	if s.Status != "optimal" {
 		return s, fmt.Errorf("cvx: %s ended %s (%s)", method, s.Status, objective)

@@ -311,10 +311,16 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 		} else {
 			r, err = general.SolveInteriorPoint(ctx, gp, tol)
 		}
-		if err != nil {
+		switch {
+		case r != nil && isInterrupt(err):
+			interrupted = true // the best iterate so far, certified, is the result
+		case err != nil:
 			return res, err
 		}
 		w, wp, bound, res.Iterations = r.W, r.Wp, r.Bound, r.Iterations
+		if interrupted && bound.W != nil {
+			w, wp = bound.W, bound.Wp // the certificate's feasible point, not the iterate
+		}
 		res.Status = r.Status.String()
 	default: // admm
 		if maxIter == 0 {
@@ -391,17 +397,19 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 			return res, badInput("solve: %v", err)
 		}
 	} else if r, err = cp.SolveRobust(ctx, in.eps, tol); err != nil {
-		return res, err
+		if r == nil || !isInterrupt(err) {
+			return res, err
+		}
+		interrupted = true // the point so far, made feasible and certified, is the result
 	}
 	res.Status, res.Iterations, res.Gap = r.Status.String(), r.Iterations, r.Gap
-	if solver == "admm" {
+	switch {
+	case interrupted:
+		res.Status = "interrupted"
+	case solver == "admm" && r.Status != ipm.Optimal:
+		res.Status = "gap not reached"
+	case solver == "admm":
 		res.Status = "gap reached"
-		switch {
-		case interrupted:
-			res.Status = "interrupted"
-		case r.Status != ipm.Optimal:
-			res.Status = "gap not reached"
-		}
 	}
 	res.Objective = r.Objective
 	res.LowerBound, res.UpperBound, res.CertifiedGap = &r.Lower, &r.Upper, &r.CertifiedGap

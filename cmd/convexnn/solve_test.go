@@ -492,6 +492,9 @@ func TestSolveInterruptedWritesItsPoint(t *testing.T) {
 	}
 	sampled := writeProblem(t, string(raw))
 	cnnBody := writeProblem(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4))
+	maxBody := writeProblem(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-max", 4))
+	robust := writeProblem(t, withFields(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4), map[string]any{"eps": 0.03, "P": 3}))
+	twoHidden := writeProblem(t, withFields(t, randomProblem(16, 2, "squared", 3), map[string]any{"model": "two-hidden", "m1": 2, "P": 5}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, args := range [][]string{
@@ -502,10 +505,14 @@ func TestSolveInterruptedWritesItsPoint(t *testing.T) {
 		{"-problem", sampled, "-solver", "scp", "-neurons", "20"},
 		{"-problem", sampled, "-solver", "scp", "-neurons", "20", "-method", "ipm"},
 		{"-problem", cnnBody, "-solver", "admm"},
+		{"-problem", cnnBody, "-solver", "ipm"},
+		{"-problem", maxBody, "-solver", "ipm"},
+		{"-problem", twoHidden, "-solver", "ipm"},
+		{"-problem", robust, "-solver", "ipm"},
 	} {
 		var out bytes.Buffer
 		if err := solveCommand(ctx, args, &out); err != nil {
-			t.Errorf("%v: %v", args[2:], err)
+			t.Errorf("%v: %v", args, err)
 			continue
 		}
 		var r resultJSON
@@ -513,7 +520,7 @@ func TestSolveInterruptedWritesItsPoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Status != "interrupted" || r.LowerBound == nil || r.UpperBound == nil || *r.LowerBound > *r.UpperBound {
-			t.Errorf("%v: status %q, certificate %v, %v", args[2:], r.Status, r.LowerBound, r.UpperBound)
+			t.Errorf("%v: status %q, certificate %v, %v", args, r.Status, r.LowerBound, r.UpperBound)
 		}
 	}
 }

@@ -582,7 +582,9 @@ func (fm *robustForm) addE(row []float64, m int, a float64) {
 // point, which is feasible (the constraints are solved at the radius
 // eps(1 + 10⁻⁸), and any group still in violation is set to zero), the
 // recovered network's loss at any x_m + δ in the ball is at most
-// PointLoss[m] (Network.PGD cannot beat it).
+// PointLoss[m] (Network.PGD cannot beat it). When ctx ends the solve, the
+// point so far is returned, made feasible and certified, with ctx's error
+// (nil before the first iterate).
 func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustResult, error) {
 	switch {
 	case !(eps > 0) || math.IsInf(eps, 0):
@@ -599,6 +601,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	}
 	qp := &ipm.ConeQP{C: fm.c, G: fm.g, H: fm.h, K: fm.cone}
 	var res *ipm.ConeQPResult
+	var stop error // ctx's error when it ended the solve: the point so far is returned with it
 	iters := 0
 	switch p.Loss {
 	case solvers.HingeLoss, solvers.SquaredLoss:
@@ -608,17 +611,21 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 				qp.Q.SetSym(fm.oz+m, fm.oz+m, 1)
 			}
 		}
-		if res, err = ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol}); err != nil {
+		res, err = ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol})
+		if err != nil && (ctx.Err() == nil || res == nil || res.X == nil) {
 			return nil, err
 		}
+		stop = err // ctx's: the best iterate so far is restored and certified below
 		if res.X == nil {
 			return nil, fmt.Errorf("cnn: the robust program's interior-point solve ended %v", res.Status)
 		}
 		iters = res.Iterations
 	default:
-		if res, iters, err = fm.proximalNewton(ctx, qp, tol); err != nil {
+		res, iters, err = fm.proximalNewton(ctx, qp, tol)
+		if err != nil && (ctx.Err() == nil || res == nil) {
 			return nil, err
 		}
+		stop = err
 	}
 	f := fm.f * fm.np
 	out := &RobustResult{W: append([]float64(nil), res.X[fm.ov:fm.ov+f]...), Wp: append([]float64(nil), res.X[fm.ow:fm.ow+f]...),
@@ -628,7 +635,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	out.Lower = fm.bound(res.Z)
 	out.Upper = out.Objective
 	out.CertifiedGap = (out.Upper - out.Lower) / math.Max(1e-300, math.Abs(out.Upper))
-	return out, nil
+	return out, stop
 }
 
 // proximalNewton minimizes the BCE or logistic robust program: each step
@@ -660,9 +667,19 @@ func (fm *robustForm) proximalNewton(ctx context.Context, qp *ipm.ConeQP, tol fl
 	qp.C = c
 	total, inner := 0, math.Max(tol, 1e-3)
 	var last *ipm.ConeQPResult
+	// stopped returns the point so far (feasible: each step moves along a
+	// segment between feasible points) with ctx's error, nil before the
+	// first step's QP.
+	stopped := func(err error) (*ipm.ConeQPResult, int, error) {
+		if last == nil {
+			return nil, total, err
+		}
+		last.X = x
+		return last, total, err
+	}
 	for step := 0; step < 60; step++ {
 		if err := ctx.Err(); err != nil {
-			return nil, total, err
+			return stopped(err)
 		}
 		grad := make([]float64, n)
 		curv := make([]float64, n)
@@ -675,6 +692,9 @@ func (fm *robustForm) proximalNewton(ctx context.Context, qp *ipm.ConeQP, tol fl
 		}
 		res, err := ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: inner})
 		if err != nil {
+			if ctx.Err() != nil {
+				return stopped(err)
+			}
 			return nil, total, err
 		}
 		total += res.Iterations

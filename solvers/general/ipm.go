@@ -37,7 +37,8 @@ const (
 // subject to G_g w_g ≥ 0, G_g w′_g ≥ 0 and (t_g, w_g), (t′_g, w′_g) in
 // second-order cones, and certifies the result (Certify). It is the ground
 // truth of small instances of eq. (ct_general) (at most MaxIPMVariables
-// variables); ADMM is the method for larger ones.
+// variables); ADMM is the method for larger ones. When ctx ends the solve,
+// its best iterate so far is returned, certified, with ctx's error.
 func SolveInteriorPoint(ctx context.Context, p *Program, tol float64) (*IPMResult, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -134,12 +135,14 @@ func SolveInteriorPoint(ctx context.Context, p *Program, tol float64) (*IPMResul
 		}
 	}
 	res, err := ipm.SolveConeQP(ctx, qp, ipm.Options{Tol: tol})
-	if err != nil {
+	stopped := err != nil && ctx.Err() != nil && res != nil && res.X != nil // its best iterate so far, certified below
+	if err != nil && !stopped {
 		return nil, err
 	}
 	if res.X == nil {
 		return nil, fmt.Errorf("general: the interior-point method ended %v", res.Status)
 	}
+	stop := err
 	out := &IPMResult{W: append([]float64(nil), res.X[:nv]...), Wp: append([]float64(nil), res.X[nv:2*nv]...), Status: res.Status, Iterations: res.Iterations}
 	if out.Objective, err = p.Objective(out.W, out.Wp); err != nil {
 		return nil, err
@@ -161,7 +164,7 @@ func SolveInteriorPoint(ctx context.Context, p *Program, tol float64) (*IPMResul
 	if out.Bound, err = newCertifier(p, fd, gd, gl, 200).bound(out.W, out.Wp, theta, alpha, alphap); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, stop
 }
 
 // ipmSize returns the variables and constraint rows of p's dense cone
