@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/convexnn/convexnn/internal/floatbits"
 	"github.com/convexnn/convexnn/plots"
 	"github.com/convexnn/convexnn/solvers/gated"
 	"gonum.org/v1/gonum/mat"
@@ -66,13 +67,28 @@ type pathFile struct {
 	Points      []PathPoint `json:"points"`
 	// Weights are the last point's blocks, d×c each, row-major.
 	Weights [][]float64 `json:"weights"`
+	// Checksum is the CRC-32C of the file's JSON with Checksum 0: a
+	// damaged digit is refused, not read as a result or a warm start.
+	Checksum uint32 `json:"checksum"`
+}
+
+// sum returns the file's checksum (see Checksum).
+func (f *pathFile) sum() (uint32, error) {
+	c := *f
+	c.Checksum = 0
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return 0, err
+	}
+	return floatbits.CRC32C(0, b), nil
 }
 
 const pathFormat = "convexnn-path"
 
 // pathVersion is the version of the path file format (2: the problem's
-// fingerprint hashes the data with CRCs instead of SHA-256).
-const pathVersion = 2
+// fingerprint hashes the data with CRCs instead of SHA-256; 3: the file's
+// checksum).
+const pathVersion = 3
 
 // Path solves the gated problem's regularization path (see PathOptions),
 // showing it live, and keeps its progress in StateDir under name: running
@@ -159,6 +175,9 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 		if err := json.Unmarshal(raw, &old); err != nil || old.Format != pathFormat || old.Version != pathVersion {
 			return nil, fmt.Errorf("cvx: saved path %s is corrupt or of another version: remove it to start afresh", path)
 		}
+		if sum, err := old.sum(); err != nil || sum != old.Checksum {
+			return nil, fmt.Errorf("cvx: saved path %s is corrupt (checksum mismatch: damaged): remove it to start afresh", path)
+		}
 		if old.Fingerprint != fp || !slices.Equal(old.Betas, betas) {
 			return nil, fmt.Errorf("cvx: saved path %s was made for another problem, β grid or solver options: use another name or remove it", path)
 		}
@@ -218,6 +237,9 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 		st.Weights = make([][]float64, len(res.W))
 		for i, b := range res.W {
 			st.Weights[i] = slices.Clone(b.RawMatrix().Data)
+		}
+		if st.Checksum, err = st.sum(); err != nil {
+			return nil, err
 		}
 		data, err := json.Marshal(st)
 		if err != nil {

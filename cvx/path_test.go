@@ -1,7 +1,9 @@
 package cvx
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +74,21 @@ func TestGatedPath(t *testing.T) {
 	// Another grid under the same name is refused; a corrupt file too.
 	if _, err := dir.Path(context.Background(), "r", prob(), PathOptions{Points: 5, ValX: vx, ValY: vy}); err == nil || !strings.Contains(err.Error(), "another problem, β grid") {
 		t.Errorf("other grid: %v", err)
+	}
+	// One digit of a finished point's objective changed: refused by the
+	// file's checksum, not read as a result.
+	saved, err := os.ReadFile(filepath.Join(string(dir), "p.path.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digits := fmt.Sprintf(`"objective":%v`, full.Points[2].Objective)
+	if !bytes.Contains(saved, []byte(digits)) {
+		t.Fatalf("the saved path has no %s", digits)
+	}
+	damaged := bytes.Replace(saved, []byte(digits), []byte(digits[:len(digits)-1]+string("0123456789"[(int(digits[len(digits)-1]-'0')+1)%10])), 1)
+	os.WriteFile(filepath.Join(string(dir), "dmg.path.json"), damaged, 0o644)
+	if _, err := dir.Path(context.Background(), "dmg", prob(), opt); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("a damaged digit: %v", err)
 	}
 	os.WriteFile(filepath.Join(string(dir), "bad.path.json"), []byte("{"), 0o644)
 	if _, err := dir.Path(context.Background(), "bad", prob(), opt); err == nil || !strings.Contains(err.Error(), "corrupt") {
