@@ -406,9 +406,9 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	switch {
 	case interrupted:
 		res.Status = "interrupted"
-	case solver == "admm" && r.Status != ipm.Optimal:
+	case solver == "admm" && r.Status != ipm.Optimal, solver != "admm" && gap > 0 && r.CertifiedGap > gap:
 		res.Status = "gap not reached"
-	case solver == "admm":
+	case solver == "admm", gap > 0:
 		res.Status = "gap reached"
 	}
 	res.Objective = r.Objective

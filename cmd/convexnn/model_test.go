@@ -176,6 +176,11 @@ func TestSolveRobustCNN(t *testing.T) {
 		if *res.CleanObjective > res.Objective+1e-9 || res.MaxViolation > 0 || *res.CertifiedGap > 1e-6 || *res.LowerBound > res.Objective {
 			t.Errorf("%v: robust objective %v, clean %v, violation %v, certificate [%v, %v] gap %v", c, res.Objective, *res.CleanObjective, res.MaxViolation, *res.LowerBound, *res.UpperBound, *res.CertifiedGap)
 		}
+		// The interior-point method to a gap: the status says whether the
+		// certificate met it.
+		if g := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "ipm", "-gap", "1e-6"); g.Status != "gap reached" || *g.CertifiedGap > 1e-6 {
+			t.Errorf("%v: ipm to a gap of 1e-6: %s, certified gap %v", c, g.Status, *g.CertifiedGap)
+		}
 		// Interrupted before its first step, the ADMM splitting still writes
 		// its certified (zero) point.
 		ctx, cancel := context.WithCancel(context.Background())

@@ -467,8 +467,8 @@ func solveCommand(ctx context.Context, args []string, stdout io.Writer) error {
 	if *problem == "" {
 		return badInput("solve: -problem is required\n%s", usage)
 	}
-	if *maxIter < 0 || *tol < 0 || *rho < 0 || math.IsNaN(*tol) || math.IsNaN(*rho) {
-		return badInput("solve: -max-iter, -tol and -rho must be ≥ 0")
+	if *maxIter < 0 || !(*tol >= 0) || !(*rho >= 0) || math.IsInf(*tol, 0) || math.IsInf(*rho, 0) {
+		return badInput("solve: -max-iter, -tol and -rho must be finite and ≥ 0 (-tol %v, -rho %v)", *tol, *rho)
 	}
 	if set := flagSet(fs, "gap"); set && !(*gap > 0 && *gap < 1) {
 		return badInput("solve: -gap %v: the certified relative gap must be in (0, 1)", *gap)

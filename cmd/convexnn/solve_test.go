@@ -131,6 +131,8 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 	}{
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "0"}, "-gap 0: the certified relative gap must be in (0, 1)"},
 		{[]string{"-problem", hinge, "-solver", "admm", "-gap", "NaN"}, "-gap NaN"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-tol", "Inf"}, "must be finite and ≥ 0 (-tol +Inf"},
+		{[]string{"-problem", hinge, "-solver", "admm", "-rho", "Inf"}, "must be finite and ≥ 0"},
 		{[]string{"-problem", hinge, "-solver", "auto", "-rho", "1"}, "-solver auto chooses the method itself"},
 		{[]string{"-problem", hinge, "-solver", "newton"}, "-solver newton needs a smooth loss"},
 		{[]string{"-problem", writeProblem(t, strings.Replace(randomProblem(10, 2, "hinge", 3), `"loss":"hinge"`, `"loss":"logistic"`, 1)), "-solver", "working-set"}, "-solver working-set solves the squared and hinge losses"},
@@ -494,6 +496,7 @@ func TestSolveInterruptedWritesItsPoint(t *testing.T) {
 	cnnBody := writeProblem(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4))
 	maxBody := writeProblem(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-max", 4))
 	robust := writeProblem(t, withFields(t, cnnProblem(10, []int{1, 4, 4}, "hinge", "cnn-avg", 4), map[string]any{"eps": 0.03, "P": 3}))
+	robustBCE := writeProblem(t, withFields(t, cnnProblem(10, []int{1, 4, 4}, "bce", "cnn-max", 4), map[string]any{"eps": 0.03, "P": 3}))
 	twoHidden := writeProblem(t, withFields(t, randomProblem(16, 2, "squared", 3), map[string]any{"model": "two-hidden", "m1": 2, "P": 5}))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -509,6 +512,7 @@ func TestSolveInterruptedWritesItsPoint(t *testing.T) {
 		{"-problem", maxBody, "-solver", "ipm"},
 		{"-problem", twoHidden, "-solver", "ipm"},
 		{"-problem", robust, "-solver", "ipm"},
+		{"-problem", robustBCE, "-solver", "ipm"},
 	} {
 		var out bytes.Buffer
 		if err := solveCommand(ctx, args, &out); err != nil {

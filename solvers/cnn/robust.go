@@ -583,8 +583,7 @@ func (fm *robustForm) addE(row []float64, m int, a float64) {
 // eps(1 + 10⁻⁸), and any group still in violation is set to zero), the
 // recovered network's loss at any x_m + δ in the ball is at most
 // PointLoss[m] (Network.PGD cannot beat it). When ctx ends the solve, the
-// point so far is returned, made feasible and certified, with ctx's error
-// (nil before the first iterate).
+// point so far is returned, made feasible and certified, with ctx's error.
 func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustResult, error) {
 	switch {
 	case !(eps > 0) || math.IsInf(eps, 0):
@@ -667,12 +666,13 @@ func (fm *robustForm) proximalNewton(ctx context.Context, qp *ipm.ConeQP, tol fl
 	qp.C = c
 	total, inner := 0, math.Max(tol, 1e-3)
 	var last *ipm.ConeQPResult
-	// stopped returns the point so far (feasible: each step moves along a
-	// segment between feasible points) with ctx's error, nil before the
-	// first step's QP.
+	// stopped returns the point so far (feasible: the start, zero, is, and
+	// each step moves along a segment between feasible points) with ctx's
+	// error; before the first step's QP, with zero multipliers (a valid,
+	// weak, lower bound).
 	stopped := func(err error) (*ipm.ConeQPResult, int, error) {
 		if last == nil {
-			return nil, total, err
+			last = &ipm.ConeQPResult{Status: ipm.IterationLimit, Z: make([]float64, len(qp.H))}
 		}
 		last.X = x
 		return last, total, err
