@@ -218,14 +218,21 @@ func readInput(r io.Reader, patterns bool) (*modelInput, error) {
 // would train on a missing value as if it were 0 (pandas writes NaN as
 // null). A field that is null as a whole is absent.
 func refuseNulls(raw []byte) error {
-	var top map[string]json.RawMessage
+	null := []byte("null")
+	if !nullElement(raw) {
+		return nil // the common case, at the cost of one byte scan
+	}
+	var top struct{ X, Y, D json.RawMessage }
 	if json.Unmarshal(raw, &top) != nil {
 		return nil // malformed input: the decoder reports it
 	}
-	for _, field := range []string{"X", "y", "D"} {
-		body, ok := top[field]
-		if !ok {
-			continue
+	for _, f := range []struct {
+		name string
+		body json.RawMessage
+	}{{"X", top.X}, {"y", top.Y}, {"D", top.D}} {
+		field, body := f.name, f.body
+		if !bytes.Contains(body, null) {
+			continue // absent, or no null inside
 		}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		var idx []int // the index of the next element at each depth
@@ -256,6 +263,27 @@ func refuseNulls(raw []byte) error {
 		}
 	}
 	return nil
+}
+
+// nullElement reports whether raw has a null that may be an array's
+// element (after '[' or ','): a field that is null as a whole (after ':')
+// is not one, so a problem without missing values costs a byte scan, not
+// a decoding.
+func nullElement(raw []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(raw[i:], []byte("null"))
+		if j < 0 {
+			return false
+		}
+		k := i + j - 1
+		for k >= 0 && (raw[k] == ' ' || raw[k] == '\t' || raw[k] == '\n' || raw[k] == '\r') {
+			k--
+		}
+		if k >= 0 && (raw[k] == '[' || raw[k] == ',') {
+			return true
+		}
+		i += j + 4
+	}
 }
 
 func readModel(r io.Reader, patterns bool, in *modelInput) (*solvers.Program, solvers.Perturbation, error) {

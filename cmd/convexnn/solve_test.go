@@ -113,6 +113,7 @@ func TestSolveBadInputNamesTheField(t *testing.T) {
 		`{"X": null, "y": [1,-1], "loss": "hinge", "beta": 1, "P": 2, "seed": 1}`:                                      `field "X" is missing or empty`,
 		`{"X": [[1,2],[3,4]], "y": [1,null], "loss": "squared", "beta": 1, "P": 2, "seed": 1}`:                         `field "y"[1] is null`,
 		`{"X": [[1,2],[3,4]], "y": [1,null], "loss": "squared", "beta": 1, "P": 2, "seed": 1, "gated": true}`:          `field "y"[1] is null`,
+		`{"X": [[1,2],[ null ,4]], "y": [1,1], "loss": "squared", "beta": 1, "P": 2, "seed": null}`:                    `field "X"[1][0] is null`,
 		`{"X": [[1,2],[3,4]], "y": [0,1], "classes": 2, "loss": "squared", "beta": 1, "D": [[1,null]], "gated": true}`: `field "D"[0][1] is null`,
 	}
 	for body, want := range cases {

@@ -293,7 +293,8 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 	}
 	subs := make([]*Problem, c)
 	starts := make([]Weights, c)
-	rest := 0.0 // Σ of the starting objectives of the classes to come
+	first := make([]float64, c) // each class's objective at its start
+	rest := 0.0                 // Σ of the starting objectives of the classes to come
 	for j := range subs {
 		sub := *p
 		sub.Targets = mat.DenseCopyOf(p.Targets.Slice(0, len(p.Gates[0]), j, j+1))
@@ -309,21 +310,17 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 		for i, b := range starts[j] {
 			res.W[i].Slice(0, d, j, j+1).(*mat.Dense).Copy(b)
 		}
-		obj, err := sub.Objective(starts[j])
-		if err != nil {
+		var err error
+		if first[j], err = sub.Objective(starts[j]); err != nil {
 			return nil, err
 		}
-		rest += obj
+		rest += first[j]
 	}
 	start := time.Now()
 	var ctxErr error
 	var done Certificate // the classes solved: sums of their final bounds
 	for j, sub := range subs {
-		first, err := sub.Objective(starts[j])
-		if err != nil {
-			return nil, err
-		}
-		rest -= first
+		rest -= first[j]
 		// whole lifts an iterate of class j to the program's bracket.
 		whole := func(it Iterate) Iterate {
 			it.Objective += done.Upper + rest
