@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/ipm"
@@ -69,6 +70,11 @@ type certifier struct {
 
 	inner     [][]float64 // per group an interior direction of its cone (interior), nil: none
 	innerDone []bool
+	norms     [][]float64 // per group its rows' norms (rowNorms), nil: not yet
+	// support: groupNorm refines the multipliers only on the rows where
+	// its start is positive, when they are at most half the rows (an
+	// interior-point method's multipliers on a working set of rows).
+	support bool
 }
 
 func newCertifier(p *Program, fd *mat.Dense, gd []*mat.Dense, gl []float64, steps int) *certifier {
@@ -130,7 +136,9 @@ func CertifyDual(p *Program, w, wp, theta, alpha, alphap []float64) (Bound, erro
 		return Bound{}, fmt.Errorf("general: multipliers of %d, %d and %d entries, the program has %d constraint rows and %d predictions", len(alpha), len(alphap), len(theta), m, n)
 	}
 	gd, gl := groupBlocks(p)
-	return newCertifier(p, dense(p.F), gd, gl, 200).bound(w, wp, theta, alpha, alphap)
+	c := newCertifier(p, dense(p.F), gd, gl, 200)
+	c.support = true
+	return c.bound(w, wp, theta, alpha, alphap)
 }
 
 // groupBlocks returns the dense blocks G_g and ‖G_g‖².
@@ -285,6 +293,27 @@ func (c *certifier) groupNorm(g int, cg, cmag, start []float64, n int) float64 {
 		return floats.Norm(cg, 2) + float64(n+2)*eps*floats.Norm(cmag, 2)
 	}
 	m, k := gd.Dims()
+	if c.support && start != nil {
+		// The rows of the start's support, when few: α is zero on the
+		// others, so the bound is that of a restriction, valid as any α
+		// ≥ 0 is, and the step 1/‖G_g‖² is within the restriction's.
+		var rows []int
+		for i, v := range start {
+			if v > 0 {
+				rows = append(rows, i)
+			}
+		}
+		if 2*len(rows) <= m {
+			sub := mat.NewDense(max(len(rows), 1), k, nil)
+			sa := make([]float64, max(len(rows), 1))
+			for j, r := range rows {
+				copy(sub.RawRowView(j), gd.RawRowView(r))
+				sa[j] = start[r]
+			}
+			gd, start = sub, sa
+		}
+	}
+	m, k = gd.Dims()
 	alpha, y, prev := make([]float64, m), make([]float64, m), make([]float64, m)
 	if start != nil {
 		copy(alpha, start)
@@ -443,29 +472,50 @@ func (c *certifier) lift(g int, x, gx []float64, feasible func() bool) bool {
 }
 
 // project returns the projection of x onto {G_g x ≥ 0}, the QP
-// min ½‖y − x‖² s.t. G_g y ≥ 0 solved by the interior-point method (nil if
-// it fails); it may violate rows by the method's tolerance.
+// min ½‖y − x‖² s.t. G_g y ≥ 0 solved by the interior-point method on a
+// working set of rows (onRows: first the rows x violates or nearly meets),
+// nil if it fails; it may violate rows by the method's tolerance.
 func (c *certifier) project(g int, x []float64) []float64 {
 	gd := c.gd[g]
 	m, k := gd.Dims()
-	a := mat.NewDense(m, k, nil)
-	a.Scale(-1, gd)
 	q := mat.NewSymDense(k, nil)
 	for i := 0; i < k; i++ {
 		q.SetSym(i, i, 1)
 	}
 	cost := make([]float64, k)
 	floats.ScaleTo(cost, -1, x)
-	res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{Q: q, C: cost, G: a, H: make([]float64, m), K: ipm.Cone{Orthant: m}}, ipm.Options{Tol: 1e-12})
-	if err != nil || res.X == nil || res.Status != ipm.Optimal {
-		return nil
-	}
-	for _, v := range res.X {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
+	gx := make([]float64, m)
+	mat.NewVecDense(m, gx).MulVec(gd, mat.NewVecDense(k, x))
+	norms := c.rowNorms(g)
+	xn := floats.Norm(x, 2)
+	var first []int
+	for r, v := range gx {
+		if norms[r] > 0 && v <= rowNear*norms[r]*xn {
+			first = append(first, r)
 		}
 	}
-	return res.X
+	solve := func(rows []int) []float64 {
+		if len(rows) == 0 {
+			return append([]float64(nil), x...)
+		}
+		a := mat.NewDense(len(rows), k, nil)
+		for i, r := range rows {
+			floats.ScaleTo(a.RawRowView(i), -1, gd.RawRowView(r))
+		}
+		res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{Q: q, C: cost, G: a, H: make([]float64, len(rows)), K: ipm.Cone{Orthant: len(rows)}}, ipm.Options{Tol: 1e-12})
+		if err != nil || res.X == nil || res.Status != ipm.Optimal {
+			return nil
+		}
+		for _, v := range res.X {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil
+			}
+		}
+		return res.X
+	}
+	// A row left out is violated when it is negative beyond rounding.
+	violation := func(y []float64, r int, gy float64) float64 { return -gy / (norms[r] * floats.Norm(y, 2)) }
+	return c.onRows(g, first, solve, violation, 1e-13)
 }
 
 // interior returns (and caches) a direction z with G_g z > 0 on the nonzero
@@ -483,37 +533,146 @@ func (c *certifier) interior(g int) []float64 {
 	c.innerDone[g] = true
 	gd := c.gd[g]
 	m, k := gd.Dims()
-	var rows []int
+	norms := c.rowNorms(g)
+	// The first rows: those of least margin on the normalized rows' sum.
+	central := make([]float64, k)
 	for r := 0; r < m; r++ {
-		if floats.Norm(gd.RawRowView(r), math.Inf(1)) > 0 {
+		if norms[r] > 0 {
+			floats.AddScaled(central, 1/norms[r], gd.RawRowView(r))
+		}
+	}
+	var nonzero []int
+	key := make([]float64, m)
+	for r := 0; r < m; r++ {
+		if norms[r] > 0 {
+			key[r] = floats.Dot(gd.RawRowView(r), central) / norms[r]
+			nonzero = append(nonzero, r)
+		}
+	}
+	first := leastRows(nonzero, key, rowFirst*k)
+	var t float64
+	solve := func(rows []int) []float64 {
+		nr := len(rows) + 2*k + 1
+		a := mat.NewDense(nr, k+1, nil)
+		h := make([]float64, nr)
+		for i, r := range rows { // −G z + t ≤ 0, rows scaled to unit norm
+			floats.ScaleTo(a.RawRowView(i)[:k], -1/norms[r], gd.RawRowView(r))
+			a.Set(i, k, 1)
+		}
+		for j := 0; j < k; j++ {
+			a.Set(len(rows)+2*j, j, 1)
+			h[len(rows)+2*j] = 1
+			a.Set(len(rows)+2*j+1, j, -1)
+			h[len(rows)+2*j+1] = 1
+		}
+		a.Set(nr-1, k, 1)
+		h[nr-1] = 1
+		cost := make([]float64, k+1)
+		cost[k] = -1
+		res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{C: cost, G: a, H: h, K: ipm.Cone{Orthant: nr}}, ipm.Options{})
+		if err != nil || res.X == nil || !(res.X[k] > 1e-9) {
+			return nil
+		}
+		t = res.X[k]
+		return res.X[:k]
+	}
+	// A row left out is violated when its margin falls below half the
+	// set's: the direction need not be the LP's optimum, only inside.
+	violation := func(z []float64, r int, gz float64) float64 { return t/2 - gz/norms[r] }
+	z := c.onRows(g, first, solve, violation, 0)
+	if z == nil {
+		return nil
+	}
+	c.inner[g] = append([]float64(nil), z...)
+	return c.inner[g]
+}
+
+// Row working sets (onRows) of the certifier's QPs and LPs on a group's
+// rows: rowNear is the relative margin under which project starts with a
+// row, rowFirst (per entry of the group) the rows interior starts with,
+// rowAdd (per entry) the most rows a round adds.
+const (
+	rowNear  = 1e-6
+	rowFirst = 20
+	rowAdd   = 8
+)
+
+// onRows solves a program on group g's rows by a working set: solve(rows)
+// solves it on the rows given (increasing) and returns its solution (nil:
+// failed), violation(x, r, G_r x) measures row r's violation; each round
+// adds up to rowAdd·k of the rows left out whose violation exceeds tol,
+// most violated first, until none does (the solution then holds on every
+// row) or every row is in.
+func (c *certifier) onRows(g int, first []int, solve func([]int) []float64, violation func([]float64, int, float64) float64, tol float64) []float64 {
+	gd := c.gd[g]
+	m, k := gd.Dims()
+	in := make([]bool, m)
+	rows := make([]int, 0, len(first))
+	for _, r := range first {
+		if !in[r] {
+			in[r] = true
 			rows = append(rows, r)
 		}
 	}
-	nr := len(rows) + 2*k + 1
-	a := mat.NewDense(nr, k+1, nil)
-	h := make([]float64, nr)
-	for i, r := range rows { // −G z + t ≤ 0, rows scaled to unit norm
-		row := gd.RawRowView(r)
-		nrm := floats.Norm(row, 2)
-		for j, v := range row {
-			a.Set(i, j, -v/nrm)
+	gx := make([]float64, m)
+	key := make([]float64, m)
+	var out []int
+	for {
+		slices.Sort(rows)
+		x := solve(rows)
+		if x == nil || len(rows) == m {
+			return x
 		}
-		a.Set(i, k, 1)
+		mat.NewVecDense(m, gx).MulVec(gd, mat.NewVecDense(k, x))
+		out = out[:0]
+		for r, v := range gx {
+			if in[r] {
+				continue
+			}
+			if e := violation(x, r, v); e > tol {
+				key[r] = -e
+				out = append(out, r)
+			}
+		}
+		if len(out) == 0 {
+			return x
+		}
+		for _, r := range leastRows(out, key, rowAdd*k) {
+			in[r] = true
+			rows = append(rows, r)
+		}
 	}
-	for j := 0; j < k; j++ {
-		a.Set(len(rows)+2*j, j, 1)
-		h[len(rows)+2*j] = 1
-		a.Set(len(rows)+2*j+1, j, -1)
-		h[len(rows)+2*j+1] = 1
+}
+
+// leastRows returns the k rows of idx of least key (all when fewer),
+// reordering idx.
+func leastRows(idx []int, key []float64, k int) []int {
+	if len(idx) <= k {
+		return idx
 	}
-	a.Set(nr-1, k, 1)
-	h[nr-1] = 1
-	cost := make([]float64, k+1)
-	cost[k] = -1
-	res, err := ipm.SolveConeQP(context.Background(), &ipm.ConeQP{C: cost, G: a, H: h, K: ipm.Cone{Orthant: nr}}, ipm.Options{})
-	if err != nil || res.X == nil || !(res.X[k] > 1e-9) {
-		return nil
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case key[a] < key[b]:
+			return -1
+		case key[a] > key[b]:
+			return 1
+		}
+		return a - b
+	})
+	return idx[:k]
+}
+
+// rowNorms returns (and caches) the norms of group g's rows.
+func (c *certifier) rowNorms(g int) []float64 {
+	if c.norms == nil {
+		c.norms = make([][]float64, len(c.gd))
 	}
-	c.inner[g] = append([]float64(nil), res.X[:k]...)
-	return c.inner[g]
+	if c.norms[g] == nil {
+		m, _ := c.gd[g].Dims()
+		c.norms[g] = make([]float64, m)
+		for r := range m {
+			c.norms[g][r] = floats.Norm(c.gd[g].RawRowView(r), 2)
+		}
+	}
+	return c.norms[g]
 }

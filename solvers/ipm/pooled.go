@@ -32,10 +32,20 @@ import (
 // constraint rows, where a dense cone program would hold 2P·nr × 2Pd
 // entries. Rows that repeat with the same pattern entries (the blank
 // patches of digits) are the same constraint: the cone program keeps one
-// of each, and F, which needs them all, enters through F_vᵀ (dP×n). The
-// squared and hinge losses only. The Result's Dual has the multipliers of
-// all nr rows (Alpha 2P×nr; a repeated row's on its first occurrence) and
-// no Bound: solvers/cnn certifies through the general program.
+// of each, and F, which needs them all, enters through F_vᵀ (dP×n). Of the
+// distinct rows, tens of thousands on filters of ten entries, only a few
+// per group are active at the optimum (at most d − 1 where the group is
+// nonzero): the cone program holds a working set of them (rowSet), solved
+// again with the rows its solution violates until it violates none, so
+// the last solve is the whole program's optimum (2000 digits at 14×14, 16
+// patterns: 3817 of 47 249 rows, six solves, 10 s instead of 96 s for one
+// solve on every row). Iterations counts the iterations of every solve;
+// MaxIter bounds each. The squared and hinge losses only. The Result's
+// Dual has the multipliers of all nr rows (Alpha 2P×nr; a repeated row's
+// on its first occurrence, zero on the rows left out) and no Bound:
+// solvers/cnn certifies through the general program. When ctx ends a
+// solve, its iterate is returned with ctx's error; it may violate rows
+// left out of the set.
 func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, o Options) (*Result, error) {
 	start := time.Now()
 	if x == nil {
@@ -90,14 +100,28 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 			}
 		}
 	}
-	// The program's fields as netCone reads them: the distinct rows, their
-	// patterns and the n labels.
-	p := &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
-	nc := newNetConeLoss(p, &fvt)
-	nc.planFactor(need, o)
-	sol, err := solveCone(ctx, nc.problem(), o)
-	if sol == nil {
-		return nil, err
+	// The constraint rows are a working set of the distinct rows (rowSet):
+	// each round solves the program on its rows, then adds the rows its
+	// weights violate, until they violate none.
+	ws := newRowSet(xg, dg, o.Tol)
+	var (
+		p     *solvers.Program
+		nc    *netCone
+		sol   *coneSolution
+		iters int
+	)
+	for {
+		p = &solvers.Program{X: ws.rows(), Y: y, D: ws.patterns(), Loss: loss, Beta: beta}
+		nc = newNetConeLoss(p, &fvt)
+		nc.planFactor(need, o)
+		sol, err = solveCone(ctx, nc.problem(), o)
+		if sol == nil {
+			return nil, err
+		}
+		iters += sol.iters
+		if err != nil || sol.status == PrimalInfeasible || sol.status == DualInfeasible || !ws.grow(groupWeights(p, sol.x)) {
+			break
+		}
 	}
 	// The objective at the weights, with the pooled predictions.
 	objective := func(wt solvers.Weights) (float64, error) {
@@ -113,7 +137,7 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 		}
 		return loss.Value(nc.fu, y) + beta*reg, nil
 	}
-	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: sol.iters}
+	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: iters}
 	err = res.finish(p, "pooled program", sol.x, objective, err)
 	if len(sol.z) == nc.m {
 		// The multipliers of the distinct rows go to their first
@@ -121,8 +145,8 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 		h := nc.dual(sol.z)
 		a := mat.NewDense(2*np, nr, nil)
 		for j := 0; j < 2*np; j++ {
-			for g, r := range first {
-				a.Set(j, r, h.Alpha.At(j, g))
+			for g, r := range ws.sel {
+				a.Set(j, first[r], h.Alpha.At(j, g))
 			}
 		}
 		h.Alpha = a

@@ -3,10 +3,12 @@ package ipm
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -71,4 +73,81 @@ func TestDistinctRows(t *testing.T) {
 	if r, _ := xg.Dims(); r != 3 || xg.At(2, 1) != 1 || len(dg[0]) != 3 || dg[0][0] != true || dg[0][2] != false {
 		t.Fatalf("distinct rows %v, patterns %v", mat.Formatted(xg), dg)
 	}
+}
+
+// The constraint rows' working set (rowSet) reaches the whole program's
+// optimum: on random programs with far more rows than the first set holds,
+// SolvePooled with fold 1 (rows added as its weights violate them) against
+// Solve on every row, and its weights feasible for every row.
+func TestSolvePooledRowWorkingSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 1))
+	for trial := range 24 {
+		n, dim, np := 400+rng.IntN(300), 2+rng.IntN(3), 2+rng.IntN(5)
+		x := mat.NewDense(n, dim, nil)
+		for k := range n {
+			for l := range dim {
+				x.Set(k, l, rng.NormFloat64())
+			}
+			if trial%2 == 0 {
+				x.Set(k, dim-1, 1) // a bias column: no row is zero
+			}
+		}
+		y := make([]float64, n)
+		for k := range y {
+			y[k] = 1
+			if x.At(k, 0)*x.At(k, 1) < 0.2*rng.NormFloat64() {
+				y[k] = -1
+			}
+		}
+		d, err := solvers.SamplePatterns(x, np, uint64(trial), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws := newRowSet(x, d, 1e-10); len(ws.sel) >= n {
+			t.Fatalf("trial %d: the first working set holds all %d rows", trial, n)
+		}
+		loss := []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss}[trial%2]
+		beta := math.Pow(10, -3+2*rng.Float64())
+		p := &solvers.Program{X: x, Y: y, D: d, Loss: loss, Beta: beta}
+		want, err := Solve(context.Background(), p, Options{Tol: 1e-10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := SolvePooled(context.Background(), x, 1, d, y, loss, beta, Options{Tol: 1e-10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got.Objective-want.Objective) > 1e-7*math.Max(1, want.Objective) {
+			t.Errorf("trial %d (n %d, d %d, P %d, %v, β %.3g): working-set optimum %.12g, Solve's %.12g", trial, n, dim, np, loss, beta, got.Objective, want.Objective)
+		}
+		if v := maxViolation(x, d, got.Weights); v > 1e-8 {
+			t.Errorf("trial %d: weights violate a row by %.3g (relative)", trial, v)
+		}
+	}
+}
+
+// maxViolation returns the largest −(2d_ik − 1)x_kᵀu/(‖x_k‖‖u‖) over the
+// rows x_k and the groups u of wt that are not numerically zero (of norm
+// above 10⁻⁸ of the largest: the solver's absolute residuals make the
+// relative violations of the others meaningless).
+func maxViolation(x *mat.Dense, d solvers.Patterns, wt solvers.Weights) float64 {
+	n, _ := x.Dims()
+	worst, big := 0.0, math.Max(mat.Norm(wt.V, math.Inf(1)), mat.Norm(wt.W, math.Inf(1)))
+	for i, di := range d {
+		for _, u := range [][]float64{wt.V.RawRowView(i), wt.W.RawRowView(i)} {
+			un := floats.Norm(u, 2)
+			if un <= 1e-8*big {
+				continue
+			}
+			for k := range n {
+				row := x.RawRowView(k)
+				v := floats.Dot(row, u) / (un * floats.Norm(row, 2))
+				if di[k] {
+					v = -v
+				}
+				worst = math.Max(worst, v)
+			}
+		}
+	}
+	return worst
 }
