@@ -270,3 +270,53 @@ func TestIterateKeepsAStepWhoseValidationFails(t *testing.T) {
 		t.Errorf("resumed: iteration %d, %d points; want 4 and 4", again.Iter(), len(again.History()))
 	}
 }
+
+// GeneratePatterns: the generated program's optimum lies below the sampled
+// one's, its certificate and CNN are those of the program it ends with,
+// and the combinations it does not run are refused.
+func TestGeneratePatterns(t *testing.T) {
+	t.Setenv("CONVEXNN_STATE_DIR", t.TempDir())
+	s := ImageShape{C: 1, H: 5, W: 5}
+	x, y := cnnData(30, s, 3)
+	prob := func() *Problem { return Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 3, 2).SamplePatterns(3, 1) }
+	sampled, err := Solve(prob(), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := Solve(prob().GeneratePatterns(2, 3), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(gen.Objective < sampled.Objective*(1-1e-3)) {
+		t.Errorf("generated patterns' optimum %.9g, the sampled ones' %.9g", gen.Objective, sampled.Objective)
+	}
+	if gen.CNN == nil || gen.Gap > 1e-6 || math.Abs(gen.Nonconvex-gen.Objective) > 1e-6*math.Max(1, gen.Objective) {
+		t.Fatalf("generated: CNN %v, certified gap %.1e, CNN objective %v against %v", gen.CNN, gen.Gap, gen.Nonconvex, gen.Objective)
+	}
+	opt, err := Optimum(prob().GeneratePatterns(2, 3), 1e-6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(opt.Objective < sampled.Objective*(1-1e-3)) || opt.Gap > 1e-6 {
+		t.Errorf("Optimum with generation %.9g (certified gap %.1e), the sampled patterns' optimum %.9g", opt.Objective, opt.Gap, sampled.Objective)
+	}
+	for _, c := range []struct {
+		p    *Problem
+		want string
+	}{
+		{Classify(x, y).GeneratePatterns(2, 3), "call Conv first"},
+		{prob().GeneratePatterns(0, 3), "need ≥ 1 round"},
+		{prob().GeneratePatterns(2, -1), "need ≥ 1 round"},
+		{prob().MaxPool().GeneratePatterns(2, 3), "average pooling"},
+		{prob().Robust(0.01, LInf).GeneratePatterns(2, 3), "average pooling"},
+	} {
+		if _, err := Solve(c.p, IPM{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %q", err, c.want)
+		}
+	}
+	run := Start("generated", prob().GeneratePatterns(2, 3), ADMM{})
+	run.Quiet = true
+	if err := run.Iterate(5); err == nil || !strings.Contains(err.Error(), "interior-point method") {
+		t.Errorf("ADMM with pattern generation: %v", err)
+	}
+}

@@ -410,6 +410,9 @@ func (p *Problem) summary() Summary {
 		RobustP: p.robustP, RobustS: p.robustS, BatchNorm: p.bn, TwoHidden: p.twoHidden}
 	if c := p.conv; c != nil {
 		s.Conv = fmt.Sprintf("CNN on %d×%d×%d images, %d×%d filters, stride %d, padding %d, %v", c.shape.C, c.shape.H, c.shape.W, c.conv.Size, c.conv.Size, c.conv.Stride, c.conv.Pad, c.pool)
+		if c.rounds > 0 {
+			s.Conv += fmt.Sprintf(", patterns generated in %d rounds of %d", c.rounds, c.perRound)
+		}
 	}
 	if p.robust() {
 		s.Eps, s.Norm = p.eps, p.Perturbation().Norm
@@ -439,6 +442,9 @@ func (p *Problem) fingerprint(method string) string {
 	}
 	if c := p.conv; c != nil {
 		fmt.Fprintf(h, "cnn|%+v|%+v|%d|", c.shape, c.conv, c.pool)
+		if c.rounds > 0 {
+			fmt.Fprintf(h, "generate|%d|%d|", c.rounds, c.perRound)
+		}
 	}
 	if p.twoHidden > 0 {
 		fmt.Fprintf(h, "twohidden|%d|", p.twoHidden)

@@ -24,6 +24,16 @@ import (
 // the solve, its best iterate so far is returned, certified, with ctx's
 // error.
 func (p *Problem) SolveInteriorPoint(ctx context.Context, tol float64) (*general.IPMResult, error) {
+	if p.Pool == AvgPool {
+		sol, err := p.solvePooled(ctx, tol, nil)
+		if sol == nil {
+			return nil, err
+		}
+		if cerr := sol.certify(); cerr != nil {
+			return nil, cerr
+		}
+		return sol.res, err // ctx's error with the best iterate so far, certified
+	}
 	gp, err := p.Program()
 	if err != nil {
 		return nil, err
@@ -31,8 +41,35 @@ func (p *Problem) SolveInteriorPoint(ctx context.Context, tol float64) (*general
 	if tol == 0 {
 		tol = 1e-9
 	}
-	if p.Pool != AvgPool {
-		return general.SolveInteriorPoint(ctx, gp, tol)
+	return general.SolveInteriorPoint(ctx, gp, tol)
+}
+
+// pooledSolution is a solve of the average-pooling program by
+// ipm.SolvePooledFrom: the result (certified by certify), the loss dual θ
+// at it (the method's own for the hinge loss, the loss's derivative for
+// the squared loss), the rows its working sets ended with, and the
+// multipliers the certificate starts from.
+type pooledSolution struct {
+	res           *general.IPMResult
+	theta         []float64
+	rows          [][]int
+	gp            *general.Program
+	mu            []float64 // the method's loss dual (hinge), nil for the squared loss
+	alpha, alphap []float64
+}
+
+// solvePooled is SolveInteriorPoint for average pooling without the
+// certificate, with the rows' working sets starting from rows
+// (ipm.SolvePooledFrom; rows of the stacked patches). It returns ctx's
+// error with the iterate so far when ctx ends the solve, and nil without
+// an iterate.
+func (p *Problem) solvePooled(ctx context.Context, tol float64, rows [][]int) (*pooledSolution, error) {
+	gp, err := p.Program()
+	if err != nil {
+		return nil, err
+	}
+	if tol == 0 {
+		tol = 1e-9
 	}
 	if p.Loss != solvers.SquaredLoss && p.Loss != solvers.HingeLoss {
 		return nil, errors.New("cnn: the interior-point method solves the squared and hinge losses (cone programs), not " + p.Loss.String() + ": use ADMM")
@@ -49,7 +86,7 @@ func (p *Problem) SolveInteriorPoint(ctx context.Context, tol float64) (*general
 	// Up to 400 iterations per solve of the rows' working set: the steps
 	// on these programs are short (55–80 iterations per solve on 2000
 	// digits at 14×14 with 16 patterns).
-	res, stop := ipm.SolvePooled(ctx, p.stackedPatches(), nk, d, p.Y, p.Loss, p.Beta, ipm.Options{Tol: tol, MaxIter: 400})
+	res, stop := ipm.SolvePooledFrom(ctx, p.stackedPatches(), nk, d, p.Y, p.Loss, p.Beta, rows, ipm.Options{Tol: tol, MaxIter: 400})
 	if res == nil {
 		return nil, stop
 	}
@@ -63,21 +100,33 @@ func (p *Problem) SolveInteriorPoint(ctx context.Context, tol float64) (*general
 	if out.Objective, err = gp.Objective(out.W, out.Wp); err != nil {
 		return nil, err
 	}
-	var theta, alpha, alphap []float64
+	sol := &pooledSolution{res: out, rows: res.Rows, gp: gp}
 	if res.Dual != nil {
 		a := res.Dual.Alpha.RawMatrix()
-		alpha, alphap = a.Data[:np*a.Cols], a.Data[np*a.Cols:2*np*a.Cols]
-		theta = res.Dual.Mu
+		sol.alpha, sol.alphap = a.Data[:np*a.Cols], a.Data[np*a.Cols:2*np*a.Cols]
+		sol.mu = res.Dual.Mu
 	} else {
 		_, _, m := gp.Dims()
-		alpha, alphap = make([]float64, m), make([]float64, m)
+		sol.alpha, sol.alphap = make([]float64, m), make([]float64, m)
 	}
-	b, cerr := general.CertifyDual(gp, out.W, out.Wp, theta, alpha, alphap)
-	if cerr != nil {
-		return nil, cerr
+	if sol.mu != nil {
+		sol.theta = append([]float64(nil), sol.mu...)
+		p.Loss.ClipDual(sol.theta, p.Y)
+	} else {
+		sol.theta = lossDual(gp, p.Loss, out.W, out.Wp)
 	}
-	out.Bound = b
-	return out, stop // ctx's error with the best iterate so far, certified
+	return sol, stop
+}
+
+// certify sets the result's Bound (general.CertifyDual from the method's
+// multipliers).
+func (s *pooledSolution) certify() error {
+	b, err := general.CertifyDual(s.gp, s.res.W, s.res.Wp, s.mu, s.alpha, s.alphap)
+	if err != nil {
+		return err
+	}
+	s.res.Bound = b
+	return nil
 }
 
 // InteriorPointFits reports whether SolveInteriorPoint takes p: with

@@ -149,10 +149,14 @@ func groupBlocks(p *Program) ([]*mat.Dense, []float64) {
 			continue
 		}
 		gd[g] = dense(gr.G)
-		var svd mat.SVD
-		if svd.Factorize(gd[g], mat.SVDNone) {
-			s := svd.Values(nil)
-			gl[g] = s[0] * s[0]
+		// ‖G_g‖² is the largest eigenvalue of the k×k G_gᵀG_g (cheaper
+		// than an SVD of the tall block; it only sets FISTA's step).
+		_, k := gd[g].Dims()
+		gram := mat.NewSymDense(k, nil)
+		gram.SymOuterK(1, gd[g].T())
+		var eig mat.EigenSym
+		if eig.Factorize(gram, false) {
+			gl[g] = floats.Max(eig.Values(nil))
 		}
 	}
 	return gd, gl
@@ -549,7 +553,7 @@ func (c *certifier) interior(g int) []float64 {
 			nonzero = append(nonzero, r)
 		}
 	}
-	first := leastRows(nonzero, key, rowFirst*k)
+	first := solvers.Least(nonzero, key, rowFirst*k)
 	var t float64
 	solve := func(rows []int) []float64 {
 		nr := len(rows) + 2*k + 1
@@ -637,29 +641,11 @@ func (c *certifier) onRows(g int, first []int, solve func([]int) []float64, viol
 		if len(out) == 0 {
 			return x
 		}
-		for _, r := range leastRows(out, key, rowAdd*k) {
+		for _, r := range solvers.Least(out, key, rowAdd*k) {
 			in[r] = true
 			rows = append(rows, r)
 		}
 	}
-}
-
-// leastRows returns the k rows of idx of least key (all when fewer),
-// reordering idx.
-func leastRows(idx []int, key []float64, k int) []int {
-	if len(idx) <= k {
-		return idx
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case key[a] < key[b]:
-			return -1
-		case key[a] > key[b]:
-			return 1
-		}
-		return a - b
-	})
-	return idx[:k]
 }
 
 // rowNorms returns (and caches) the norms of group g's rows.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,6 +147,9 @@ type Result struct {
 	Dual *certify.Hint
 	// Bound is the certificate of Weights with Options.Gap, else nil.
 	Bound *certify.Bound
+	// Rows (SolvePooled) holds per pattern the rows of X its working set
+	// ended with (SolvePooledFrom starts from them); nil for the others.
+	Rows [][]int
 }
 
 // Solve solves p with a primal-dual interior-point method for its
@@ -362,7 +366,15 @@ type netCone struct {
 	// program. SolvePooled's X holds the distinct rows of its stacked
 	// matrix instead and its F is given (fvt, fvtF): the products with F
 	// then go through F_vᵀ, not through the rows of X.
-	nr            int
+	nr int
+	// off: pattern i's constraint rows are the rows off[i] … off[i+1] of
+	// its matrix (xOf), and group j's cone rows are ⌊j/P⌋·off[P] + off[i]
+	// onwards (rowsOf). Uniform (every program but SolvePooled's): the nr
+	// rows of X for every pattern, off[i] = i·nr. Ragged (xcat.Rows > 0,
+	// newNetConeRagged): each pattern its own rows, stacked in xcat; nr
+	// is then the most any pattern has.
+	off           []int
+	xcat          blas64.General
 	fvtF          bool
 	pd            []float64 // dP: v − w (fvtF)
 	ry            []float64 // n: y∘z on the margin rows (fvtF)
@@ -447,13 +459,47 @@ func newNetConeModel(p *solvers.Program, h, r []float64, offset float64) *netCon
 // SolvePooled, whose X holds only the constraint rows; nil: F_v =
 // [D_1X … D_PX].
 func newNetConeF(p *solvers.Program, fvt *blas64.General, h, r []float64, offset float64) *netCone {
+	return newNetConeRows(p, nil, fvt, h, r, offset)
+}
+
+// newNetConeRagged is newNetConeLoss with F given as fvt and pattern i's
+// constraint rows its own: the counts[i] rows of p.X from Σ_{l<i} counts[l]
+// on, with their signs in p.D[i] there (p.D[i]'s other entries are not
+// read).
+func newNetConeRagged(p *solvers.Program, counts []int, fvt *blas64.General) *netCone {
+	if p.Loss == solvers.HingeLoss {
+		return newNetConeRows(p, counts, fvt, nil, nil, 0)
+	}
+	r := make([]float64, len(p.Y))
+	floats.ScaleTo(r, -1, p.Y)
+	return newNetConeRows(p, counts, fvt, nil, r, 0.5*floats.Dot(p.Y, p.Y))
+}
+
+// newNetConeRows is newNetConeF with pattern i's rows the counts[i] rows of
+// p.X from Σ_{l<i} counts[l] on (ragged; fvt given), or with every row of
+// p.X (counts nil).
+func newNetConeRows(p *solvers.Program, counts []int, fvt *blas64.General, h, r []float64, offset float64) *netCone {
 	nr, d := p.X.Dims()
 	n, np := len(p.Y), len(p.D)
 	ng := 2 * np
 	nc := &netCone{p: p, n: n, d: d, np: np, ng: ng, nr: nr, hinge: p.Loss == solvers.HingeLoss, x: p.X.RawMatrix()}
+	nc.off = make([]int, np+1)
+	for i := range np {
+		c := nr
+		if counts != nil {
+			c = counts[i]
+		}
+		nc.off[i+1] = nc.off[i] + c
+	}
+	if counts != nil {
+		if fvt == nil || nc.off[np] != nr {
+			panic("ipm: ragged rows need F_vᵀ and counts that add up to the rows of X")
+		}
+		nc.xcat, nc.nr = nc.x, max(1, slices.Max(counts))
+	}
 	nc.nu = ng * d
 	nc.nx = nc.nu + ng
-	nc.rowXi = ng * nr
+	nc.rowXi = 2 * nc.off[np]
 	nc.rowMar = nc.rowXi
 	nc.rowSOC = nc.rowXi
 	if nc.hinge {
@@ -462,20 +508,30 @@ func newNetConeF(p *solvers.Program, fvt *blas64.General, h, r []float64, offset
 		nc.rowSOC += 2 * n
 	}
 	nc.m = nc.rowSOC + ng*(d+1)
-	nc.sgn = make([]float64, np*nr)
-	nc.dm = make([]float64, np*nr)
+	nc.sgn = make([]float64, nc.off[np])
+	nc.dm = make([]float64, nc.off[np])
 	for i, di := range p.D {
-		for k, on := range di {
-			nc.sgn[i*nr+k] = -1
+		for k := range nc.off[i+1] - nc.off[i] {
+			at := nc.off[i] + k
+			on := di[k]
+			if nc.ragged() {
+				on = di[at]
+			}
+			nc.sgn[at] = -1
 			if on {
-				nc.sgn[i*nr+k], nc.dm[i*nr+k] = 1, 1
+				nc.sgn[at], nc.dm[at] = 1, 1
 			}
 		}
 	}
 	gen := func(r, c int) blas64.General {
 		return blas64.General{Rows: r, Cols: c, Stride: c, Data: make([]float64, r*c)}
 	}
-	nc.zt, nc.yt = gen(ng, nr), gen(ng, nr)
+	if nc.ragged() {
+		nc.zt, nc.yt = gen(1, nc.rowXi), gen(1, nc.rowXi)
+	} else {
+		nc.zt, nc.yt = gen(ng, nr), gen(ng, nr)
+	}
+	nr = nc.nr
 	nc.fu = make([]float64, n)
 	nc.tz = make([]float64, nc.m)
 	nu := nc.nu
@@ -589,7 +645,10 @@ func (nc *netCone) setModel(h, r []float64, offset float64) {
 // of the hinge loss −ξ_k − y_k(Fu)_k ≤ −1 carry z_k, whose loss dual is
 // μ_k = −y_k z_k.
 func (nc *netCone) dual(z []float64) *certify.Hint {
-	h := &certify.Hint{Alpha: mat.NewDense(nc.ng, nc.nr, append([]float64(nil), z[:nc.ng*nc.nr]...))}
+	h := &certify.Hint{}
+	if !nc.ragged() { // ragged: the caller reads z (rowsOf)
+		h.Alpha = mat.NewDense(nc.ng, nc.nr, append([]float64(nil), z[:nc.ng*nc.nr]...))
+	}
 	if nc.hinge {
 		h.Mu = make([]float64, nc.n)
 		for k, y := range nc.p.Y {
@@ -615,10 +674,38 @@ func (nc *netCone) sigma(j int) float64 {
 	return -1
 }
 
-// xu sets zt = U Xᵀ (row j is X u_j) for the groups u in x[:nu].
+// ragged reports whether each pattern has its own constraint rows (see off).
+func (nc *netCone) ragged() bool { return nc.xcat.Rows > 0 }
+
+// rowsOf returns the range of group j's cone rows.
+func (nc *netCone) rowsOf(j int) (lo, hi int) {
+	i := j % nc.np
+	base := (j / nc.np) * nc.off[nc.np]
+	return base + nc.off[i], base + nc.off[i+1]
+}
+
+// xOf returns pattern i's constraint rows.
+func (nc *netCone) xOf(i int) blas64.General {
+	if !nc.ragged() {
+		return nc.x
+	}
+	x := nc.xcat
+	return blas64.General{Rows: nc.off[i+1] - nc.off[i], Cols: x.Cols, Stride: x.Stride, Data: x.Data[nc.off[i]*x.Stride:]}
+}
+
+// xu sets zt's group j rows to (its rows of X) u_j for the groups u in
+// x[:nu] (uniform: zt = U Xᵀ).
 func (nc *netCone) xu(u []float64) {
-	ug := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: u[:nc.nu]}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, ug, nc.x, 0, nc.zt)
+	if !nc.ragged() {
+		ug := blas64.General{Rows: nc.ng, Cols: nc.d, Stride: nc.d, Data: u[:nc.nu]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, ug, nc.x, 0, nc.zt)
+		return
+	}
+	d := nc.d
+	for j := 0; j < nc.ng; j++ {
+		lo, hi := nc.rowsOf(j)
+		blas64.Gemv(blas.NoTrans, 1, nc.xOf(j%nc.np), blas64.Vector{N: d, Inc: 1, Data: u[j*d : (j+1)*d]}, 0, blas64.Vector{N: hi - lo, Inc: 1, Data: nc.zt.Data[lo:hi]})
+	}
 }
 
 // fuFromZt sets fu = Fu from zt = U Xᵀ (not fvtF).
@@ -690,7 +777,7 @@ func (nc *netCone) mulQ(out, x []float64) {
 }
 
 func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
-	n, nr, d, nu := nc.n, nc.nr, nc.d, nc.nu
+	n, d, nu := nc.n, nc.d, nc.nu
 	if beta == 0 {
 		clear(out)
 	} else if beta != 1 {
@@ -698,7 +785,9 @@ func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
 	}
 	nc.xu(x)
 	for j := 0; j < nc.ng; j++ {
-		sg, row, o := nc.sgn[(j%nc.np)*nr:(j%nc.np+1)*nr], nc.zt.Data[j*nr:(j+1)*nr], out[j*nr:(j+1)*nr]
+		i := j % nc.np
+		lo, hi := nc.rowsOf(j)
+		sg, row, o := nc.sgn[nc.off[i]:nc.off[i+1]], nc.zt.Data[lo:hi], out[lo:hi]
 		for k := range o {
 			o[k] -= alpha * sg[k] * row[k]
 		}
@@ -721,9 +810,11 @@ func (nc *netCone) mulG(out, x []float64, alpha, beta float64) {
 }
 
 func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
-	n, nr, d, nu, np := nc.n, nc.nr, nc.d, nc.nu, nc.np
+	n, d, nu, np := nc.n, nc.d, nc.nu, nc.np
 	for j := 0; j < nc.ng; j++ {
-		sg, row, zz := nc.sgn[(j%np)*nr:(j%np+1)*nr], nc.yt.Data[j*nr:(j+1)*nr], z[j*nr:(j+1)*nr]
+		i := j % np
+		lo, hi := nc.rowsOf(j)
+		sg, row, zz := nc.sgn[nc.off[i]:nc.off[i+1]], nc.yt.Data[lo:hi], z[lo:hi]
 		for k := range row {
 			row[k] = -sg[k] * zz[k]
 		}
@@ -734,8 +825,15 @@ func (nc *netCone) mulGT(out, z []float64, alpha, beta float64) {
 			}
 		}
 	}
-	og := blas64.General{Rows: nc.ng, Cols: d, Stride: d, Data: out[:nu]}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
+	if nc.ragged() {
+		for j := 0; j < nc.ng; j++ {
+			lo, hi := nc.rowsOf(j)
+			blas64.Gemv(blas.Trans, alpha, nc.xOf(j%np), blas64.Vector{N: hi - lo, Inc: 1, Data: nc.yt.Data[lo:hi]}, beta, blas64.Vector{N: d, Inc: 1, Data: out[j*d : (j+1)*d]})
+		}
+	} else {
+		og := blas64.General{Rows: nc.ng, Cols: d, Stride: d, Data: out[:nu]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, nc.yt, nc.x, beta, og)
+	}
 	if nc.hinge && nc.fvtF {
 		// The margin rows: −α Fᵀ(y∘z_m).
 		floats.MulTo(nc.ry, nc.p.Y, z[nc.rowMar:nc.rowMar+n])
@@ -944,10 +1042,9 @@ func (nc *netCone) atGap(relgap float64, refined bool) {
 // condition numbers, so the method is used only while the iterate is far
 // from the solution (normalEqGap).
 func (nc *netCone) normalFactor(fr blas64.General) bool {
-	nr, d, np := nc.nr, nc.d, nc.np
+	d, np := nc.d, nc.np
 	w, rpp := nc.w, nc.rpp
 	fw := &nc.work[0]
-	xs := blas64.General{Rows: nr, Cols: d, Stride: d, Data: fw.gmt[:nr*d]}
 	hv := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: fw.pmt[:d*d]}
 	hw := blas64.Symmetric{Uplo: blas.Upper, N: d, Stride: d, Data: fw.pmt[d*d : 2*d*d]}
 	sig := fw.pmt[2*d*d : 3*d*d]
@@ -979,9 +1076,11 @@ func (nc *netCone) normalFactor(fr blas64.General) bool {
 			if t == 1 {
 				h = hw
 			}
-			wd := w.d[j*nr : (j+1)*nr]
-			for k := 0; k < nr; k++ {
-				floats.ScaleTo(xs.Data[k*d:(k+1)*d], 1/wd[k], nc.x.Data[k*nc.x.Stride:k*nc.x.Stride+d])
+			lo, hi := nc.rowsOf(j)
+			wd, xi := w.d[lo:hi], nc.xOf(i)
+			xs := blas64.General{Rows: hi - lo, Cols: d, Stride: d, Data: fw.gmt[:(hi-lo)*d]}
+			for k := range wd {
+				floats.ScaleTo(xs.Data[k*d:(k+1)*d], 1/wd[k], xi.Data[k*xi.Stride:k*xi.Stride+d])
 			}
 			blas64.Syrk(blas.Trans, 1, xs, 0, h)
 			w1, _, den := nc.socSchur(j)
@@ -1069,15 +1168,18 @@ func (nc *netCone) pairGram(rows, blk []float64) {
 // factorPattern computes R_qq,i, R_qp,i and the diagonal block R_pp,i of
 // pattern i (see factor) with the scratch fw.
 func (nc *netCone) factorPattern(i int, fw *factorWork) {
-	nr, d, np := nc.nr, nc.d, nc.np
+	d, np := nc.d, nc.np
 	w, rpp := nc.w, nc.rpp
+	xi := nc.xOf(i)
+	nr := xi.Rows
 	m := nr + d
 	gmt := fw.gmt
 	rv := nc.rqp[i*d*d : (i+1)*d*d] // R_vi waits in the storage of R_qp,i
 	for _, j := range [2]int{i, np + i} {
-		wd := w.d[j*nr : (j+1)*nr]
+		lo, hi := nc.rowsOf(j)
+		wd := w.d[lo:hi]
 		for k := 0; k < nr; k++ {
-			xk := nc.x.Data[k*nc.x.Stride : k*nc.x.Stride+d]
+			xk := xi.Data[k*xi.Stride : k*xi.Stride+d]
 			for a, v := range xk {
 				gmt[a*m+k] = v / wd[k]
 			}

@@ -47,6 +47,15 @@ import (
 // solve, its iterate is returned with ctx's error; it may violate rows
 // left out of the set.
 func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, o Options) (*Result, error) {
+	return SolvePooledFrom(ctx, x, fold, d, y, loss, beta, nil, o)
+}
+
+// SolvePooledFrom is SolvePooled with pattern i's working set starting
+// from the rows rows[i] of X (when i < len(rows) and rows[i] is not nil; a
+// Result's Rows, say, after more patterns were added: a solve from the
+// rows an earlier one ended with needs fewer rounds). The Result's Rows
+// are the rows each pattern's set ended with.
+func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, rows [][]int, o Options) (*Result, error) {
 	start := time.Now()
 	if x == nil {
 		return nil, errors.New("ipm: SolvePooled: no data matrix X")
@@ -79,7 +88,17 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 		return nil, fmt.Errorf("ipm: SolvePooled: %w", err)
 	}
 	np := len(d)
-	xg, dg, first := distinctRows(x, d)
+	if len(rows) > len(d) {
+		return nil, fmt.Errorf("ipm: SolvePooled: starting rows for %d patterns, there are %d", len(rows), len(d))
+	}
+	for i, ri := range rows {
+		for _, r := range ri {
+			if r < 0 || r >= nr {
+				return nil, fmt.Errorf("ipm: SolvePooled: starting row %d of pattern %d: X has %d rows", r, i, nr)
+			}
+		}
+	}
+	xg, dg, first, of := distinctRows(x, d)
 	ng := len(first)
 	need, what := netConeMemory(ng, n, dim, np)
 	if err := o.fits(need, what, "use fewer patterns, or ADMM"); err != nil {
@@ -103,7 +122,16 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	// The constraint rows are a working set of the distinct rows (rowSet):
 	// each round solves the program on its rows, then adds the rows its
 	// weights violate, until they violate none.
-	ws := newRowSet(xg, dg, o.Tol)
+	from := make([][]int, len(rows))
+	for i, ri := range rows {
+		if ri != nil {
+			from[i] = make([]int, len(ri))
+			for a, r := range ri {
+				from[i][a] = of[r]
+			}
+		}
+	}
+	ws := newRowSet(xg, dg, o.Tol, from)
 	var (
 		p     *solvers.Program
 		nc    *netCone
@@ -111,8 +139,14 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 		iters int
 	)
 	for {
-		p = &solvers.Program{X: ws.rows(), Y: y, D: ws.patterns(), Loss: loss, Beta: beta}
-		nc = newNetConeLoss(p, &fvt)
+		if ws.all {
+			p = &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
+			nc = newNetConeLoss(p, &fvt)
+		} else {
+			var counts []int
+			p, counts = ws.program(y, loss, beta)
+			nc = newNetConeRagged(p, counts, &fvt)
+		}
 		nc.planFactor(need, o)
 		sol, err = solveCone(ctx, nc.problem(), o)
 		if sol == nil {
@@ -145,12 +179,20 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 		h := nc.dual(sol.z)
 		a := mat.NewDense(2*np, nr, nil)
 		for j := 0; j < 2*np; j++ {
-			for g, r := range ws.sel {
-				a.Set(j, first[r], h.Alpha.At(j, g))
+			lo, _ := nc.rowsOf(j)
+			for g, r := range ws.sel[j%np] {
+				a.Set(j, first[r], sol.z[lo+g])
 			}
 		}
 		h.Alpha = a
 		res.Dual = h
+	}
+	res.Rows = make([][]int, np)
+	for i, sel := range ws.sel {
+		res.Rows[i] = make([]int, len(sel))
+		for a, r := range sel {
+			res.Rows[i][a] = first[r]
+		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
@@ -158,9 +200,11 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 
 // distinctRows returns the distinct rows of x with their pattern entries
 // (a row is a repeat when its values and its entry in every pattern
-// agree), their patterns, and for each the index of its first occurrence.
-func distinctRows(x *mat.Dense, d solvers.Patterns) (*mat.Dense, solvers.Patterns, []int) {
+// agree), their patterns, for each the index of its first occurrence, and
+// for every row of x the index of its distinct row.
+func distinctRows(x *mat.Dense, d solvers.Patterns) (*mat.Dense, solvers.Patterns, []int, []int) {
 	nr, dim := x.Dims()
+	of := make([]int, nr)
 	key := make([]byte, 8*dim+(len(d)+7)/8)
 	seen := make(map[string]int, nr)
 	var first []int
@@ -175,9 +219,11 @@ func distinctRows(x *mat.Dense, d solvers.Patterns) (*mat.Dense, solvers.Pattern
 				bits[i/8] |= 1 << (i % 8)
 			}
 		}
-		if _, ok := seen[string(key)]; ok {
+		if g, ok := seen[string(key)]; ok {
+			of[r] = g
 			continue
 		}
+		of[r] = len(first)
 		seen[string(key)] = len(first)
 		first = append(first, r)
 	}
@@ -192,5 +238,5 @@ func distinctRows(x *mat.Dense, d solvers.Patterns) (*mat.Dense, solvers.Pattern
 			dg[i][g] = di[r]
 		}
 	}
-	return xg, dg, first
+	return xg, dg, first, of
 }

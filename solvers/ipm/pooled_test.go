@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestSolvePooledBadInput(t *testing.T) {
 func TestDistinctRows(t *testing.T) {
 	x := mat.NewDense(5, 2, []float64{0, 1, 2, 3, 0, 1, 0, 1, 2, 3})
 	d := solvers.Patterns{{true, false, true, false, false}}
-	xg, dg, first := distinctRows(x, d)
+	xg, dg, first, of := distinctRows(x, d)
 	// Rows 0 and 2 repeat (same values and pattern entry); row 3 has row 0's
 	// values but another entry; row 4 repeats row 1.
 	if want := []int{0, 1, 3}; len(first) != 3 || first[0] != 0 || first[1] != 1 || first[2] != 3 {
@@ -72,6 +73,9 @@ func TestDistinctRows(t *testing.T) {
 	}
 	if r, _ := xg.Dims(); r != 3 || xg.At(2, 1) != 1 || len(dg[0]) != 3 || dg[0][0] != true || dg[0][2] != false {
 		t.Fatalf("distinct rows %v, patterns %v", mat.Formatted(xg), dg)
+	}
+	if want := []int{0, 1, 0, 2, 1}; !slices.Equal(of, want) {
+		t.Fatalf("distinct row of every row %v, want %v", of, want)
 	}
 }
 
@@ -103,8 +107,8 @@ func TestSolvePooledRowWorkingSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ws := newRowSet(x, d, 1e-10); len(ws.sel) >= n {
-			t.Fatalf("trial %d: the first working set holds all %d rows", trial, n)
+		if ws := newRowSet(x, d, 1e-10, nil); ws.all {
+			t.Fatalf("trial %d: the first working sets hold all %d rows", trial, n)
 		}
 		loss := []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss}[trial%2]
 		beta := math.Pow(10, -3+2*rng.Float64())
