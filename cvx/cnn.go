@@ -78,8 +78,8 @@ func (p *Problem) Padding(pad int) *Problem {
 	return p
 }
 
-// GeneratePatterns makes an average-pooling Conv problem's patterns grow
-// by column generation (cnn.Problem.SolveGenerating): after the
+// GeneratePatterns makes a Conv problem's patterns grow by column
+// generation (cnn.Problem.SolveGenerating): after the
 // interior-point solve on the sampled patterns, rounds times, the filters
 // that most violate the dual's constraint |Σ_n θ_n mean_k (x_nkᵀu)_+| ≤
 // β‖u‖ (found by ascent from random starts and the program's filters)
@@ -94,7 +94,7 @@ func (p *Problem) GeneratePatterns(rounds, perRound int) *Problem {
 	switch {
 	case p.err != nil:
 	case p.conv == nil:
-		p.err = errors.New("cvx: GeneratePatterns: call Conv first (pattern generation is for CNNs with average pooling)")
+		p.err = errors.New("cvx: GeneratePatterns: call Conv first (pattern generation is for CNNs)")
 	case rounds < 1 || perRound < 1:
 		p.err = fmt.Errorf("cvx: GeneratePatterns(%d, %d): need ≥ 1 round of ≥ 1 pattern", rounds, perRound)
 	default:
@@ -146,8 +146,8 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
 	case p.patterns < 1:
 		return nil, nil, errors.New("cvx: Conv: the CNN program needs patterns: call SamplePatterns(P, seed)")
-	case p.generating() && (p.conv.pool != cnn.AvgPool || p.robust()):
-		return nil, nil, errors.New("cvx: GeneratePatterns: pattern generation is for standard CNNs with average pooling (it prices with the loss dual of their structured interior-point method)")
+	case p.generating() && p.robust():
+		return nil, nil, errors.New("cvx: GeneratePatterns: pattern generation is for standard (not robust) CNNs: it prices with the loss dual of their interior-point method")
 	}
 	loss, err := solvers.ParseLoss(string(p.loss))
 	if err != nil {

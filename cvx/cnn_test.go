@@ -307,8 +307,8 @@ func TestGeneratePatterns(t *testing.T) {
 		{Classify(x, y).GeneratePatterns(2, 3), "call Conv first"},
 		{prob().GeneratePatterns(0, 3), "need ≥ 1 round"},
 		{prob().GeneratePatterns(2, -1), "need ≥ 1 round"},
-		{prob().MaxPool().GeneratePatterns(2, 3), "average pooling"},
-		{prob().Robust(0.01, LInf).GeneratePatterns(2, 3), "average pooling"},
+		{prob().Robust(0.01, LInf).GeneratePatterns(2, 3), "standard (not robust) CNNs"},
+		{prob().Logistic().GeneratePatterns(2, 3), "squared and hinge"},
 	} {
 		if _, err := Solve(c.p, IPM{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)

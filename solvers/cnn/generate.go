@@ -2,7 +2,6 @@ package cnn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -285,17 +284,14 @@ type GenerateRound struct {
 	Theta []float64
 }
 
-// SolveGenerating solves the average-pooling program by the
-// interior-point method (SolveInteriorPoint), then, for up to Rounds
+// SolveGenerating solves the program (squared or hinge loss, either
+// pooling) by the interior-point method (SolveInteriorPoint), then, for up to Rounds
 // rounds, prices (Price from the loss dual at the optimum and from the
 // program's filters), adds the patterns of the best filters whose value
 // exceeds β (at most PerRound new ones) and solves again; it stops early
 // when the pricing finds none. It returns the last solve, certified for
 // the program on the patterns it ends with (p holds them).
 func (p *Problem) SolveGenerating(ctx context.Context, o GenerateOptions) (*general.IPMResult, error) {
-	if p.Pool != AvgPool {
-		return nil, errors.New("cnn: pattern generation needs the loss dual of the structured interior-point method, which solves average pooling")
-	}
 	if o.Rounds < 0 || o.PerRound < 0 {
 		return nil, fmt.Errorf("cnn: pattern generation: %d rounds of %d patterns, need ≥ 0", o.Rounds, o.PerRound)
 	}

@@ -99,10 +99,11 @@ func TestPriceFindsTheDualMaximum(t *testing.T) {
 // interior-point optimum of the program on the patterns it ends with.
 func TestSolveGenerating(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
-	for trial := range 6 {
+	for trial := range 8 {
 		loss := []solvers.Loss{solvers.HingeLoss, solvers.SquaredLoss}[trial%2]
+		pool := []cnn.Pooling{cnn.AvgPool, cnn.MaxPool}[trial/2%2]
 		x, y := randomImages(rng, 24, 1, 5, 5)
-		p, err := cnn.New(x, cnn.Shape{C: 1, H: 5, W: 5}, cnn.Conv{Size: 3, Stride: 2, Bias: true}, cnn.AvgPool, y, loss, 1e-3)
+		p, err := cnn.New(x, cnn.Shape{C: 1, H: 5, W: 5}, cnn.Conv{Size: 3, Stride: 2, Bias: true}, pool, y, loss, 1e-3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,8 +199,11 @@ func TestGenerateBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxp, err := cnn.New(x, cnn.Shape{C: 1, H: 4, W: 4}, cnn.Conv{Size: 2, Stride: 2}, cnn.MaxPool, y, solvers.HingeLoss, 1e-3)
+	bce, err := cnn.New(x, cnn.Shape{C: 1, H: 4, W: 4}, cnn.Conv{Size: 2, Stride: 2}, cnn.MaxPool, y, solvers.LogisticLoss, 1e-3)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bce.SamplePatterns(2, 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -216,7 +220,7 @@ func TestGenerateBadInput(t *testing.T) {
 			_, err := avg.Price(make([]float64, 6), cnn.PriceOptions{From: [][]float64{{1, 2}}})
 			return err
 		}, "start 0 has 2 entries, filters have 4"},
-		{func() error { _, err := maxp.SolveGenerating(context.Background(), cnn.GenerateOptions{}); return err }, "average pooling"},
+		{func() error { _, err := bce.SolveGenerating(context.Background(), cnn.GenerateOptions{}); return err }, "squared and hinge losses"},
 		{func() error {
 			_, err := avg.SolveGenerating(context.Background(), cnn.GenerateOptions{Rounds: -1})
 			return err

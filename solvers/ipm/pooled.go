@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
@@ -131,48 +132,15 @@ func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patt
 			}
 		}
 	}
-	ws := newRowSet(xg, dg, o.Tol, from)
-	var (
-		p     *solvers.Program
-		nc    *netCone
-		sol   *coneSolution
-		iters int
-	)
-	for {
-		if ws.all {
-			p = &solvers.Program{X: xg, Y: y, D: dg, Loss: loss, Beta: beta}
-			nc = newNetConeLoss(p, &fvt)
-		} else {
-			var counts []int
-			p, counts = ws.program(y, loss, beta)
-			nc = newNetConeRagged(p, counts, &fvt)
-		}
-		nc.planFactor(need, o)
-		sol, err = solveCone(ctx, nc.problem(), o)
-		if sol == nil {
-			return nil, err
-		}
-		iters += sol.iters
-		if err != nil || sol.status == PrimalInfeasible || sol.status == DualInfeasible || !ws.grow(groupWeights(p, sol.x)) {
-			break
-		}
+	xs := make([]*mat.Dense, np)
+	for i := range xs {
+		xs[i] = xg // every pattern's candidates are the distinct rows
 	}
-	// The objective at the weights, with the pooled predictions.
-	objective := func(wt solvers.Weights) (float64, error) {
-		u := make([]float64, nc.nu)
-		for i := 0; i < np; i++ {
-			copy(u[i*dim:(i+1)*dim], wt.V.RawRowView(i))
-			copy(u[(np+i)*dim:(np+i+1)*dim], wt.W.RawRowView(i))
-		}
-		nc.fuOf(u, false)
-		var reg float64
-		for j := 0; j < nc.ng; j++ {
-			reg += floats.Norm(u[j*dim:(j+1)*dim], 2)
-		}
-		return loss.Value(nc.fu, y) + beta*reg, nil
+	ws := newRowSet(xs, dg, o.Tol, from)
+	res, nc, sol, err := solveRowSets(ctx, ws, fvt, y, loss, beta, need, o)
+	if res == nil {
+		return nil, err
 	}
-	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: iters}
-	err = res.finish(p, "pooled program", sol.x, objective, err)
 	if len(sol.z) == nc.m {
 		// The multipliers of the distinct rows go to their first
 		// occurrences (a repeated row's multipliers only count summed).
@@ -187,15 +155,165 @@ func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patt
 		h.Alpha = a
 		res.Dual = h
 	}
-	res.Rows = make([][]int, np)
-	for i, sel := range ws.sel {
-		res.Rows[i] = make([]int, len(sel))
-		for a, r := range sel {
-			res.Rows[i][a] = first[r]
+	for _, ri := range res.Rows {
+		for a, r := range ri {
+			ri[a] = first[r]
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
+}
+
+// SolveRows solves the two-layer program whose pattern i holds its own
+// constraint rows R_i (rows[i], m×d with the same m for every pattern):
+//
+//	min ℓ(F_v(v − w), y) + β Σ_i (‖v_i‖₂ + ‖w_i‖₂)
+//	s.t. R_i v_i ≥ 0, R_i w_i ≥ 0,
+//
+// with F_v given as fvt = F_vᵀ (dP×n). The two-layer CNN with max pooling
+// is one (solvers/cnn: R_i the signed winning patch and the winner's
+// differences with the other patches, F_v the signed winning patches).
+// The method is SolvePooled's: each pattern's rows a working set (rowSet)
+// from its rows from[i] when given, else those of least margin, solved
+// again with the rows the solution violates until it violates none. The
+// Result's Dual holds the multipliers of every row (Alpha 2P×m, zero on
+// the rows left out) and, for the hinge loss, the loss dual; Rows the
+// rows each pattern's set ended with. The squared and hinge losses only.
+func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float64, loss solvers.Loss, beta float64, from [][]int, o Options) (*Result, error) {
+	start := time.Now()
+	n, np := len(y), len(rows)
+	switch {
+	case n == 0:
+		return nil, errors.New("ipm: SolveRows: no labels y")
+	case np == 0:
+		return nil, errors.New("ipm: SolveRows: no patterns")
+	case fvt == nil:
+		return nil, errors.New("ipm: SolveRows: no F_vᵀ")
+	case !(beta > 0) || beta > 1e300:
+		return nil, fmt.Errorf("ipm: SolveRows: β = %v, need 0 < β < ∞", beta)
+	case len(from) > np:
+		return nil, fmt.Errorf("ipm: SolveRows: starting rows for %d patterns, there are %d", len(from), np)
+	}
+	m, dim := rows[0].Dims()
+	for i, r := range rows {
+		if rm, rd := r.Dims(); rm != m || rd != dim {
+			return nil, fmt.Errorf("ipm: SolveRows: pattern %d has %d×%d rows, pattern 0 %d×%d", i, rm, rd, m, dim)
+		}
+		if err := solvers.CheckFinite(fmt.Sprintf("ipm: SolveRows: rows of pattern %d", i), r); err != nil {
+			return nil, err
+		}
+	}
+	if fr, fc := fvt.Dims(); fr != dim*np || fc != n {
+		return nil, fmt.Errorf("ipm: SolveRows: F_vᵀ is %d×%d, need dP×n = %d×%d", fr, fc, dim*np, n)
+	}
+	if err := solvers.CheckFinite("ipm: SolveRows: F_vᵀ", fvt); err != nil {
+		return nil, err
+	}
+	for i, ri := range from {
+		for _, r := range ri {
+			if r < 0 || r >= m {
+				return nil, fmt.Errorf("ipm: SolveRows: starting row %d of pattern %d: it has %d rows", r, i, m)
+			}
+		}
+	}
+	o, err := o.resolveCone(loss, "ipm: SolveRows solves the squared and hinge losses (second-order cone programs), not the %v loss")
+	if err != nil {
+		return nil, err
+	}
+	if err := loss.CheckLabels(y); err != nil {
+		return nil, fmt.Errorf("ipm: SolveRows: %w", err)
+	}
+	need, what := netConeMemory(m, n, dim, np)
+	if err := o.fits(need, what, "use fewer patterns, or ADMM"); err != nil {
+		return nil, err
+	}
+	signs := make(solvers.Patterns, np)
+	for i := range signs {
+		signs[i] = make(solvers.Pattern, m)
+		for r := range signs[i] {
+			signs[i][r] = true
+		}
+	}
+	ws := newRowSet(rows, signs, o.Tol, from)
+	res, nc, sol, err := solveRowSets(ctx, ws, fvt.RawMatrix(), y, loss, beta, need, o)
+	if res == nil {
+		return nil, err
+	}
+	if len(sol.z) == nc.m {
+		h := nc.dual(sol.z)
+		a := mat.NewDense(2*np, m, nil)
+		for j := 0; j < 2*np; j++ {
+			lo, _ := nc.rowsOf(j)
+			for g, r := range ws.sel[j%np] {
+				a.Set(j, r, sol.z[lo+g])
+			}
+		}
+		h.Alpha = a
+		res.Dual = h
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// solveRowSets solves the program with pattern i's constraint rows the
+// working set ws.sel[i] of its candidates ws.x[i], F_v by fvt, adding the
+// rows its solution violates until it violates none (rowSet). It returns
+// the result (without Dual; Rows in candidate indices), the last solve's
+// cone program and solution, and the error the last solve ended with.
+func solveRowSets(ctx context.Context, ws *rowSet, fvt blas64.General, y []float64, loss solvers.Loss, beta float64, need int64, o Options) (*Result, *netCone, *coneSolution, error) {
+	np := len(ws.d)
+	_, dim := ws.x[0].Dims()
+	shared := true // every pattern's candidates the same rows: uniform when all are in
+	for _, x := range ws.x {
+		shared = shared && x == ws.x[0]
+	}
+	var (
+		p     *solvers.Program
+		nc    *netCone
+		sol   *coneSolution
+		iters int
+		err   error
+	)
+	for {
+		if ws.all && shared {
+			p = &solvers.Program{X: ws.x[0], Y: y, D: ws.d, Loss: loss, Beta: beta}
+			nc = newNetConeLoss(p, &fvt)
+		} else {
+			var counts []int
+			p, counts = ws.program(y, loss, beta)
+			nc = newNetConeRagged(p, counts, &fvt)
+		}
+		nc.planFactor(need, o)
+		sol, err = solveCone(ctx, nc.problem(), o)
+		if sol == nil {
+			return nil, nil, nil, err
+		}
+		iters += sol.iters
+		if err != nil || sol.status == PrimalInfeasible || sol.status == DualInfeasible || !ws.grow(groupWeights(p, sol.x)) {
+			break
+		}
+	}
+	// The objective at the weights, with F_v's predictions.
+	objective := func(wt solvers.Weights) (float64, error) {
+		u := make([]float64, nc.nu)
+		for i := 0; i < np; i++ {
+			copy(u[i*dim:(i+1)*dim], wt.V.RawRowView(i))
+			copy(u[(np+i)*dim:(np+i+1)*dim], wt.W.RawRowView(i))
+		}
+		nc.fuOf(u, false)
+		var reg float64
+		for j := 0; j < nc.ng; j++ {
+			reg += floats.Norm(u[j*dim:(j+1)*dim], 2)
+		}
+		return loss.Value(nc.fu, y) + beta*reg, nil
+	}
+	res := &Result{Status: sol.status, Gap: sol.relgap, Iterations: iters}
+	err = res.finish(p, "program", sol.x, objective, err)
+	res.Rows = make([][]int, np)
+	for i, sel := range ws.sel {
+		res.Rows[i] = slices.Clone(sel)
+	}
+	return res, nc, sol, err
 }
 
 // distinctRows returns the distinct rows of x with their pattern entries

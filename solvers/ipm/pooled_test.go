@@ -107,7 +107,7 @@ func TestSolvePooledRowWorkingSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ws := newRowSet(x, d, 1e-10, nil); ws.all {
+		if ws := newRowSet(slices.Repeat([]*mat.Dense{x}, len(d)), d, 1e-10, nil); ws.all {
 			t.Fatalf("trial %d: the first working sets hold all %d rows", trial, n)
 		}
 		loss := []solvers.Loss{solvers.SquaredLoss, solvers.HingeLoss}[trial%2]

@@ -7,6 +7,7 @@ import (
 	"github.com/convexnn/convexnn/solvers"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,9 +29,9 @@ import (
 // pattern i, up to rowSetAdd·d rows of largest relative violation
 // −s_ir x_rᵀu_j/(‖x_r‖‖u_j‖) above the tolerance.
 type rowSet struct {
-	x    *mat.Dense       // the distinct rows
-	d    solvers.Patterns // their patterns
-	norm []float64        // ‖x_r‖
+	x    []*mat.Dense     // per pattern its candidate rows (patterns may share them)
+	d    solvers.Patterns // per pattern the signs of its rows (true: +1)
+	norm [][]float64      // per pattern ‖x_r‖ (shared with x)
 	sel  [][]int          // per pattern the rows in its set, increasing
 	in   [][]bool
 	all  bool    // every pattern holds every row
@@ -46,51 +47,40 @@ const (
 	rowSetZero = 1e-9
 )
 
-// newRowSet returns the first working sets of the rows x with patterns d
-// (every row when they are few): pattern i's the rows from[i] when i <
-// len(from) and from[i] is not nil, else those of least margin (see
-// rowSet).
-func newRowSet(x *mat.Dense, d solvers.Patterns, tol float64, from [][]int) *rowSet {
-	nr, dim := x.Dims()
+// newRowSet returns the first working sets of pattern i's candidate rows
+// x[i] with signs d[i] (every row when they are few): the rows from[i]
+// when i < len(from) and from[i] is not nil, else those of least margin
+// (see rowSet).
+func newRowSet(x []*mat.Dense, d solvers.Patterns, tol float64, from [][]int) *rowSet {
 	np := len(d)
-	ws := &rowSet{x: x, d: d, norm: make([]float64, nr), sel: make([][]int, np), in: make([][]bool, np), tol: tol}
-	for r := range nr {
-		ws.norm[r] = blas64.Nrm2(blas64.Vector{N: dim, Inc: 1, Data: x.RawRowView(r)})
-	}
-	for i := range np {
-		ws.in[i] = make([]bool, nr)
-	}
+	ws := &rowSet{x: x, d: d, norm: make([][]float64, np), sel: make([][]int, np), in: make([][]bool, np), tol: tol}
+	_, dim := x[0].Dims()
 	k0 := rowSetStart * dim
-	if nr <= 2*k0 {
-		ws.all = true
-		for i := range np {
+	ws.all = true
+	for i, xi := range x {
+		if i > 0 && xi == x[i-1] {
+			ws.norm[i] = ws.norm[i-1]
+		} else {
+			nr, _ := xi.Dims()
+			ws.norm[i] = make([]float64, nr)
 			for r := range nr {
+				ws.norm[i][r] = blas64.Nrm2(blas64.Vector{N: dim, Inc: 1, Data: xi.RawRowView(r)})
+			}
+		}
+		ws.in[i] = make([]bool, len(ws.norm[i]))
+		ws.all = ws.all && len(ws.norm[i]) <= 2*k0
+	}
+	if ws.all {
+		for i := range np {
+			for r := range ws.norm[i] {
 				ws.add(i, r)
 			}
 		}
 		return ws
 	}
-	// The central directions c_i, then the margins of every row on them.
-	c := mat.NewDense(dim, np, nil)
-	for r := range nr {
-		if ws.norm[r] == 0 {
-			continue
-		}
-		row := x.RawRowView(r)
-		for i, di := range d {
-			s := 1 / ws.norm[r]
-			if !di[r] {
-				s = -s
-			}
-			for l, v := range row {
-				c.Set(l, i, c.At(l, i)+s*v)
-			}
-		}
-	}
-	margins := mat.NewDense(nr, np, nil)
-	margins.Mul(x, c)
-	idx := make([]int, 0, nr)
-	key := make([]float64, nr)
+	c := make([]float64, dim)
+	var idx []int
+	var key []float64
 	for i, di := range d {
 		if i < len(from) && from[i] != nil {
 			for _, r := range from[i] {
@@ -99,16 +89,31 @@ func newRowSet(x *mat.Dense, d solvers.Patterns, tol float64, from [][]int) *row
 			slices.Sort(ws.sel[i])
 			continue
 		}
-		idx = idx[:0]
+		// The central direction c_i, then the margins of the rows on it.
+		xi, norm := x[i], ws.norm[i]
+		nr := len(norm)
+		clear(c)
 		for r := range nr {
-			if ws.norm[r] == 0 {
+			if norm[r] == 0 {
 				continue
 			}
-			m := margins.At(r, i) / ws.norm[r]
+			s := 1 / norm[r]
 			if !di[r] {
-				m = -m
+				s = -s
 			}
-			key[r] = m
+			floats.AddScaled(c, s, xi.RawRowView(r))
+		}
+		m := make([]float64, nr)
+		mat.NewVecDense(nr, m).MulVec(xi, mat.NewVecDense(dim, c))
+		idx, key = idx[:0], slices.Grow(key[:0], nr)[:nr]
+		for r := range nr {
+			if norm[r] == 0 {
+				continue
+			}
+			key[r] = m[r] / norm[r]
+			if !di[r] {
+				key[r] = -key[r]
+			}
 			idx = append(idx, r)
 		}
 		ws.addLeast(i, idx, key, k0)
@@ -134,7 +139,7 @@ func (ws *rowSet) addLeast(i int, idx []int, key []float64, k int) {
 // program returns the program on the sets' rows, stacked pattern by
 // pattern, and each pattern's number of rows (for newNetConeRagged).
 func (ws *rowSet) program(y []float64, loss solvers.Loss, beta float64) (*solvers.Program, []int) {
-	_, dim := ws.x.Dims()
+	_, dim := ws.x[0].Dims()
 	counts := make([]int, len(ws.sel))
 	total := 0
 	for i, s := range ws.sel {
@@ -149,7 +154,7 @@ func (ws *rowSet) program(y []float64, loss solvers.Loss, beta float64) (*solver
 	at := 0
 	for i, s := range ws.sel {
 		for _, r := range s {
-			copy(x.RawRowView(at), ws.x.RawRowView(r))
+			copy(x.RawRowView(at), ws.x[i].RawRowView(r))
 			d[i][at] = ws.d[i][r]
 			at++
 		}
@@ -172,13 +177,10 @@ func (ws *rowSet) grow(wt solvers.Weights) bool {
 	if ws.all {
 		return false
 	}
-	nr, dim := ws.x.Dims()
+	_, dim := ws.x[0].Dims()
 	np := len(ws.d)
-	u := mat.NewDense(dim, 2*np, nil)
 	unorm := make([]float64, 2*np)
 	for i := 0; i < np; i++ {
-		u.SetCol(i, wt.V.RawRowView(i))
-		u.SetCol(np+i, wt.W.RawRowView(i))
 		unorm[i] = blas64.Nrm2(blas64.Vector{N: dim, Inc: 1, Data: wt.V.RawRowView(i)})
 		unorm[np+i] = blas64.Nrm2(blas64.Vector{N: dim, Inc: 1, Data: wt.W.RawRowView(i)})
 	}
@@ -186,24 +188,28 @@ func (ws *rowSet) grow(wt solvers.Weights) bool {
 	for _, v := range unorm {
 		big = math.Max(big, v)
 	}
-	z := mat.NewDense(nr, 2*np, nil)
-	zr, xr, ur := z.RawMatrix(), ws.x.RawMatrix(), u.RawMatrix()
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, xr, ur, 0, zr)
 	before := ws.size()
-	idx := make([]int, 0, nr)
-	key := make([]float64, nr)
+	var idx []int
+	var key, z []float64
 	for j := 0; j < 2*np; j++ {
 		if !(unorm[j] > rowSetZero*big) {
 			continue // zero, or numerically zero (its violations are rounding)
 		}
 		i := j % np
-		di, in := ws.d[i], ws.in[i]
-		idx = idx[:0]
+		di, in, norm := ws.d[i], ws.in[i], ws.norm[i]
+		nr := len(norm)
+		uj := wt.V.RawRowView(i)
+		if j >= np {
+			uj = wt.W.RawRowView(i)
+		}
+		z = slices.Grow(z[:0], nr)[:nr]
+		blas64.Gemv(blas.NoTrans, 1, ws.x[i].RawMatrix(), blas64.Vector{N: dim, Inc: 1, Data: uj}, 0, blas64.Vector{N: nr, Inc: 1, Data: z})
+		idx, key = idx[:0], slices.Grow(key[:0], nr)[:nr]
 		for r := range nr {
-			if in[r] || ws.norm[r] == 0 {
+			if in[r] || norm[r] == 0 {
 				continue
 			}
-			v := zr.Data[r*zr.Stride+j] / (ws.norm[r] * unorm[j])
+			v := z[r] / (norm[r] * unorm[j])
 			if di[r] {
 				v = -v
 			}
