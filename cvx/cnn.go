@@ -252,10 +252,16 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 		tol = 1e-9
 	}
 	var res *general.IPMResult
+	var rounds []GeneratedRound
 	if cm, ok := gm.(cnnModel); ok && p.generating() {
 		res, err = cm.cp.SolveGenerating(ctx, cnn.GenerateOptions{Rounds: p.conv.rounds, PerRound: p.conv.perRound, Tol: tol,
 			Price: cnn.PriceOptions{Seed: p.patternSeed}, Round: func(r cnn.GenerateRound) {
-				note(fmt.Sprintf("cvx: pattern generation, round %d: %d patterns, objective %.8g, best filter found at %.3g·β of the dual's constraint", r.Round, r.Patterns, r.Objective, r.Violation))
+				rounds = append(rounds, GeneratedRound{Round: r.Round, Patterns: r.Patterns, Objective: r.Objective, Violation: r.Violation})
+				msg := fmt.Sprintf("cvx: pattern generation, round %d: %d patterns, objective %.8g", r.Round, r.Patterns, r.Objective)
+				if r.Violation > 0 {
+					msg += fmt.Sprintf(", best filter found at %.3g·β of the dual's constraint", r.Violation)
+				}
+				note(msg)
 			}})
 		if res != nil { // the program on the patterns it ends with
 			var perr error
@@ -280,6 +286,7 @@ func solveGeneral(ctx context.Context, p *Problem, m IPM) (*Solution, error) {
 	if serr != nil {
 		return nil, serr
 	}
+	s.Generated = rounds
 	return s, stoppedBy(err, "interior-point method", res.Iterations)
 }
 

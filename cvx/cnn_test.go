@@ -290,6 +290,11 @@ func TestGeneratePatterns(t *testing.T) {
 	if !(gen.Objective < sampled.Objective*(1-1e-3)) {
 		t.Errorf("generated patterns' optimum %.9g, the sampled ones' %.9g", gen.Objective, sampled.Objective)
 	}
+	// The rounds before the last are solved to 10⁻⁶ (their duals only
+	// guide the pricing), the last to the solve's tolerance.
+	if len(gen.Generated) < 2 || math.Abs(gen.Generated[0].Objective-sampled.Objective) > 1e-5*sampled.Objective || gen.Generated[len(gen.Generated)-1].Objective != gen.Objective {
+		t.Errorf("generation's rounds %+v: the first should be the sampled optimum %.9g, the last the solution's %.9g", gen.Generated, sampled.Objective, gen.Objective)
+	}
 	if gen.CNN == nil || gen.Gap > 1e-6 || math.Abs(gen.Nonconvex-gen.Objective) > 1e-6*math.Max(1, gen.Objective) {
 		t.Fatalf("generated: CNN %v, certified gap %.1e, CNN objective %v against %v", gen.CNN, gen.Gap, gen.Nonconvex, gen.Objective)
 	}

@@ -67,6 +67,19 @@ type Solution struct {
 	// Problem.TwoHiddenProgram).
 	CNN       *CNN
 	TwoHidden *TwoHiddenNetwork
+	// Generated holds the rounds of a Conv problem's pattern generation
+	// (GeneratePatterns), nil without it.
+	Generated []GeneratedRound
+}
+
+// GeneratedRound is one solve of pattern generation: its patterns, its
+// objective and, unless it is the last, the pricing's best filter as a
+// multiple of β (the dual's constraint: above 1, the filter's pattern
+// lowers the optimum).
+type GeneratedRound struct {
+	Round, Patterns int
+	Objective       float64
+	Violation       float64
 }
 
 // Solve solves the problem's convex program with the interior-point method:

@@ -154,7 +154,7 @@ var minCharts = map[string]int{
 	"10-admm-tables.ipynb":               8,
 	"11-batchnorm.ipynb":                 2,
 	"12-two-hidden-layer.ipynb":          1,
-	"13-cnn.ipynb":                       6,
+	"13-cnn.ipynb":                       8,
 	"14-multiclass.ipynb":                7,
 	"15-paths.ipynb":                     4,
 	"datasets.ipynb":                     7,

@@ -43,6 +43,26 @@ type modelInput struct {
 	raw   *mat.Dense   // batchnorm: the raw data
 	gen   generalModel // cnn-avg, cnn-max, two-hidden
 	eps   float64      // cnn-avg: the robust program's ℓ∞ radius (0: standard)
+	// generate: a CNN's pattern generation (nil: none), with the patterns'
+	// seed for its pricing.
+	generate *cnn.GenerateOptions
+}
+
+// generateJSON is a problem's "generate": rounds of pattern generation of
+// per_round patterns each.
+type generateJSON struct {
+	Rounds   int `json:"rounds"`
+	PerRound int `json:"per_round"`
+}
+
+// generatedJSON is one round of pattern generation in a result: its
+// patterns and objective, and the pricing's best filter in multiples of β
+// (0 for the last round, which is not priced).
+type generatedJSON struct {
+	Round     int     `json:"round"`
+	Patterns  int     `json:"patterns"`
+	Objective float64 `json:"objective"`
+	Violation float64 `json:"violation"`
 }
 
 // setModel checks the model's fields and prepares it: for batchnorm,
@@ -115,6 +135,15 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 	}
 	if got < pj.P {
 		warnf("convexnn: warning: %d distinct patterns found of the %d asked; solving with %d", got, pj.P, got)
+	}
+	if g := pj.Generate; g != nil {
+		switch {
+		case in.eps > 0:
+			return badInput("problem: \"generate\": pattern generation is for standard CNNs (\"eps\" must be 0): it prices with the loss dual of their interior-point method")
+		case g.Rounds < 1 || g.PerRound < 1:
+			return badInput("problem: \"generate\": {\"rounds\": %d, \"per_round\": %d}: need ≥ 1 round of ≥ 1 pattern", g.Rounds, g.PerRound)
+		}
+		in.generate = &cnn.GenerateOptions{Rounds: g.Rounds, PerRound: g.PerRound, Price: cnn.PriceOptions{Seed: *pj.Seed}}
 	}
 	return nil
 }
@@ -306,7 +335,20 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 			}
 		}
 		var r *general.IPMResult
-		if isCNN {
+		if isCNN && in.generate != nil {
+			o := *in.generate
+			o.Tol = tol
+			o.Round = func(g cnn.GenerateRound) {
+				res.Generated = append(res.Generated, generatedJSON{Round: g.Round, Patterns: g.Patterns, Objective: g.Objective, Violation: g.Violation})
+			}
+			r, err = cm.p.SolveGenerating(ctx, o)
+			if r != nil { // the program on the patterns it ends with
+				var perr error
+				if gp, perr = cm.p.Program(); perr != nil {
+					return res, perr
+				}
+			}
+		} else if isCNN {
 			r, err = cm.p.SolveInteriorPoint(ctx, tol)
 		} else {
 			r, err = general.SolveInteriorPoint(ctx, gp, tol)
@@ -323,6 +365,9 @@ func solveGeneral(ctx context.Context, in *modelInput, solver string, maxIter in
 		}
 		res.Status = r.Status.String()
 	default: // admm
+		if in.generate != nil {
+			return res, badInput("solve: \"generate\" runs with -solver ipm or auto (the interior-point method, squared or hinge loss), not %s", solver)
+		}
 		if maxIter == 0 {
 			maxIter = 10000
 		}
@@ -440,6 +485,9 @@ func (pj *problemJSON) refuseOtherModelsFields(model string) error {
 	}
 	if pj.M1 != 0 && model != modelTwoHidden {
 		return badInput("problem: field \"m1\" belongs to the model \"two-hidden\"")
+	}
+	if pj.Generate != nil && model != modelCNNAvg && model != modelCNNMax {
+		return badInput("problem: field \"generate\" belongs to the models \"cnn-avg\" and \"cnn-max\"")
 	}
 	return nil
 }

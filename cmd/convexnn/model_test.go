@@ -99,6 +99,29 @@ func TestSolveCNN(t *testing.T) {
 	}
 }
 
+// "generate": the rounds of pattern generation in the result, the first
+// the sampled patterns' optimum, each lower than the one before, and the
+// certificate and network of the program it ends with.
+func TestSolveCNNGenerate(t *testing.T) {
+	for _, model := range []string{"cnn-avg", "cnn-max"} {
+		body := withFields(t, cnnProblem(20, []int{1, 4, 4}, "hinge", model, 3), map[string]any{"P": 2, "generate": map[string]int{"rounds": 2, "per_round": 2}})
+		res := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "auto")
+		plain := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"generate": nil})), "-solver", "auto")
+		g := res.Generated
+		if len(g) < 2 || math.Abs(g[0].Objective-plain.Objective) > 1e-5*plain.Objective || g[len(g)-1].Objective != res.Objective {
+			t.Fatalf("%s: rounds %+v, the sampled optimum %.9g, the result's %.9g", model, g, plain.Objective, res.Objective)
+		}
+		for k := 1; k < len(g); k++ {
+			if g[k].Objective > g[k-1].Objective*(1+1e-7) {
+				t.Errorf("%s: round %d's optimum %.9g above round %d's %.9g", model, k, g[k].Objective, k-1, g[k-1].Objective)
+			}
+		}
+		if *res.CertifiedGap > 1e-6 || math.Abs(res.NonconvexObjective-res.Objective) > 1e-6*res.Objective || len(res.Network.U) != len(res.Network.Alpha) {
+			t.Errorf("%s: certified gap %.1e, CNN objective %.10g against %.10g", model, *res.CertifiedGap, res.NonconvexObjective, res.Objective)
+		}
+	}
+}
+
 func TestSolveModelBadInput(t *testing.T) {
 	bn := randomProblem(10, 2, "hinge", 1)
 	img := cnnProblem(6, []int{1, 3, 3}, "hinge", "cnn-avg", 1)
@@ -126,6 +149,10 @@ func TestSolveModelBadInput(t *testing.T) {
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
 		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "P": nil, "seed": nil}), []string{"-solver", "scp", "-neurons", "3"}, `not scp`},
+		{withFields(t, bn, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}}), nil, `field "generate" belongs to the models "cnn-avg" and "cnn-max"`},
+		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 0, "per_round": 2}}), nil, `need ≥ 1 round`},
+		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}, "eps": 0.05}), nil, `for standard CNNs`},
+		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}}), []string{"-solver", "admm"}, `runs with -solver ipm or auto`},
 	} {
 		args := append([]string{"-problem", writeProblem(t, c.body)}, c.args...)
 		err := solveCommand(context.Background(), args, io.Discard)

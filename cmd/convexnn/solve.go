@@ -59,6 +59,9 @@ type problemJSON struct {
 	Pad    int    `json:"pad"`
 	// M1 is the first-layer width of each sub-network of "two-hidden".
 	M1 int `json:"m1"`
+	// Generate grows a CNN's patterns by the dual (cnn.Problem.
+	// SolveGenerating; -solver ipm or auto).
+	Generate *generateJSON `json:"generate"`
 	// Gated asks for the gated ReLU program (no cone constraints; gates
 	// drawn with "P" and "seed"); Classes c ≥ 2 for a multi-class problem
 	// with labels 0…c−1 (gated, "loss" "softmax" or "squared"); Groups is
@@ -117,6 +120,8 @@ type networkJSON struct {
 type resultJSON struct {
 	Status string `json:"status"`
 	Solver string `json:"solver"`
+	// Generated lists a CNN's rounds of pattern generation ("generate").
+	Generated []generatedJSON `json:"generated,omitempty"`
 	// Objective is the solver's convex objective at the solution (l^{v,w}
 	// of eq. convex_general for ipm and admm, eq. SCP2 for scp),
 	// NonconvexObjective l^{u,α} of Network on the clean data,
