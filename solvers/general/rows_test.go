@@ -18,7 +18,7 @@ import (
 func TestCertifierRowWorkingSets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for trial := range 30 {
-		m, k := 300+rng.IntN(700), 2+rng.IntN(6)
+		m, k := 700+rng.IntN(700), 2+rng.IntN(4)
 		// Rows with a positive component along h: the cone holds h.
 		h := make([]float64, k)
 		for l := range h {
