@@ -81,7 +81,7 @@ func (p *Problem) Padding(pad int) *Problem {
 // GeneratePatterns makes a Conv problem's patterns grow by column
 // generation (cnn.Problem.SolveGenerating): after the
 // interior-point solve on the sampled patterns, rounds times, the filters
-// that most violate the dual's constraint |Σ_n θ_n mean_k (x_nkᵀu)_+| ≤
+// that most violate the dual's constraint |Σ_n θ_n pool_k (x_nkᵀu)_+| ≤
 // β‖u‖ (found by ascent from random starts and the program's filters)
 // give up to perRound new patterns, the patterns whose filters are zero
 // drop out, and the program is solved again. The sampled patterns'
