@@ -607,16 +607,18 @@ const (
 // adds up to rowAdd·k of the rows left out whose violation exceeds tol,
 // most violated first, until none does (the solution then holds on every
 // row) or every row is in. A block of at most 4·rowFirst·k rows is solved
-// on all of them at once.
+// on all its nonzero rows at once.
 func (c *certifier) onRows(g int, first []int, solve func([]int) []float64, violation func([]float64, int, float64) float64, tol float64) []float64 {
 	gd := c.gd[g]
 	m, k := gd.Dims()
 	in := make([]bool, m)
 	rows := make([]int, 0, len(first))
 	if m <= 4*rowFirst*k {
-		first = nil // few rows: one solve on all of them
-		for r := range m {
-			rows = append(rows, r)
+		first = nil // few rows: one solve on all of them (a zero row is no constraint)
+		for r, nr := range c.rowNorms(g) {
+			if nr > 0 {
+				rows = append(rows, r)
+			}
 		}
 	}
 	for _, r := range first {
