@@ -2,12 +2,10 @@ package cvx
 
 import (
 	"context"
+	"testing"
 	"time"
 
-	"testing"
-
 	"github.com/convexnn/convexnn/data"
-	"github.com/convexnn/convexnn/internal/testenv"
 )
 
 // BenchmarkCNNGenerated times issue 19's CNN target: on 2000 MNIST 2 vs 8
@@ -21,21 +19,7 @@ import (
 //
 //	go test -tags openblas -run '^$' -bench CNNGenerated -benchtime 3x ./cvx/
 func BenchmarkCNNGenerated(b *testing.B) {
-	sp, err := data.Paper(context.Background(), "mnist-2-8", data.Source{Dir: testenv.SharedData(b)}, data.PlusMinus)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := sp.Train.Subsample(2000, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if tr, err = tr.Resize(14, 14); err != nil {
-		b.Fatal(err)
-	}
-	te, err := sp.Test.Resize(14, 14)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr, te := mnistDigits(b, 2000, 14)
 	shape := ImageShape{C: 1, H: 14, W: 14}
 	for _, pool := range []string{"avg", "max"} {
 		b.Run(pool, func(b *testing.B) { benchCNNGenerated(b, tr, te, shape, pool) })

@@ -118,18 +118,28 @@ func BenchmarkPathMammographic(b *testing.B) {
 }
 
 func BenchmarkPathMNIST(b *testing.B) {
+	tr, _ := mnistDigits(b, 2000, 14)
+	benchPath(b, tr, 24)
+}
+
+// mnistDigits returns n of MNIST's 2 vs 8 training digits (subsample seed
+// 1) and all its test digits, resized to side×side, labels ±1: the set of
+// the benchmarks at 2000 digits and 14×14.
+func mnistDigits(b *testing.B, n, side int) (tr, te *data.Set) {
 	sp, err := data.Paper(context.Background(), "mnist-2-8", data.Source{Dir: testenv.SharedData(b)}, data.PlusMinus)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := sp.Train.Subsample(2000, 1)
-	if err != nil {
+	if tr, err = sp.Train.Subsample(n, 1); err != nil {
 		b.Fatal(err)
 	}
-	if tr, err = tr.Resize(14, 14); err != nil {
+	if tr, err = tr.Resize(side, side); err != nil {
 		b.Fatal(err)
 	}
-	benchPath(b, tr, 24)
+	if te, err = sp.Test.Resize(side, side); err != nil {
+		b.Fatal(err)
+	}
+	return tr, te
 }
 
 func benchPath(b *testing.B, tr *data.Set, gates int) {
