@@ -83,12 +83,14 @@ func (p *Problem) Padding(pad int) *Problem {
 // interior-point solve on the sampled patterns, rounds times, the filters
 // that most violate the dual's constraint |Σ_n θ_n pool_k (x_nkᵀu)_+| ≤
 // β‖u‖ (found by ascent from random starts and the program's filters)
-// give up to perRound new patterns, the patterns whose filters are zero
-// drop out, and the program is solved again. The sampled patterns'
-// optimum is that of random filters; generated ones approach the
-// architecture's own training problem (on 2000 MNIST digits, 16 sampled
-// patterns and 4 rounds of 8, seed 1: objective 0.353 → 0.158, validation
-// accuracy 89.0 % → 95.9 %). The certificate is the last program's.
+// give up to perRound new patterns (filters at least 0.2 rad apart), the
+// patterns whose filters are zero drop out, and the program is solved
+// again. The sampled patterns' optimum is that of random filters;
+// generated ones approach the architecture's own training problem (on
+// 2000 MNIST digits at 14×14, 8 sampled patterns and 4 rounds of up to 16,
+// seed 1, in 10–16 s: average pooling objective 0.824 → 0.149, validation
+// 96.1 %; max pooling 0.730 → 0.101, validation 94.4 %). The
+// certificate is the last program's.
 // Solve and Optimum run it (the interior-point method); ADMM does not.
 func (p *Problem) GeneratePatterns(rounds, perRound int) *Problem {
 	switch {

@@ -12,8 +12,8 @@ import (
 // digits at 14×14 (validation: the 1984 official test digits alike), the
 // convex CNN with average or max pooling (3×3 filters with bias, stride 2, hinge,
 // β = 10⁻⁴) trained in ≤ 30 s and within a point of back-prop of the same
-// width. The convex program holds 16 sampled patterns and 4 rounds of 8
-// generated ones (GeneratePatterns), solved by the interior-point method
+// width. The convex program holds 8 sampled patterns and 4 rounds of up to
+// 16 generated ones (GeneratePatterns), solved by the interior-point method
 // and certified; back-prop (BackpropArchitecture: full-batch Adam, 1000
 // steps, seed 1) gets the convex network's width. Run with
 //
@@ -30,14 +30,14 @@ func benchCNNGenerated(b *testing.B, tr, te *data.Set, shape ImageShape, pool st
 	for k := range b.N {
 		seed := uint64(k + 1)
 		prob := func() *Problem {
-			p := Classify(tr.X, tr.Y).Hinge().Beta(1e-4).Bias().Conv(shape, 3, 2).SamplePatterns(16, seed)
+			p := Classify(tr.X, tr.Y).Hinge().Beta(1e-4).Bias().Conv(shape, 3, 2).SamplePatterns(8, seed)
 			if pool == "max" {
 				p.MaxPool()
 			}
 			return p
 		}
 		start := time.Now()
-		sol, err := Solve(prob().GeneratePatterns(4, 8), IPM{})
+		sol, err := Solve(prob().GeneratePatterns(4, 16), IPM{})
 		if err != nil {
 			b.Fatal(err)
 		}

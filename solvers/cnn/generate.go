@@ -9,6 +9,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/general"
+	"github.com/convexnn/convexnn/solvers/ipm"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -43,7 +44,7 @@ import (
 // PriceOptions configure Price.
 type PriceOptions struct {
 	// Starts is the number of random starts for each sign (16 when 0);
-	// the directions in From start too.
+	// the directions in From start too, each for the sign of its value.
 	Starts int
 	// Steps is the number of ascent steps from each start (40 when 0).
 	Steps int
@@ -91,24 +92,40 @@ func (p *Problem) Price(theta []float64, o PriceOptions) ([]Priced, error) {
 			return nil, fmt.Errorf("cnn: Price: start %d has %d entries, filters have %d", i, len(u), f)
 		}
 	}
-	// Column s ascends for the sign σ_s = ±1: even columns +, odd −.
-	s := 2 * (o.Starts + len(o.From))
-	rng := rand.New(rand.NewPCG(o.Seed, 0x7072696365))
-	u := mat.NewDense(f, s, nil)
-	for c := 0; c < s; c++ {
-		if c/2 < len(o.From) {
-			for l, v := range o.From[c/2] {
-				u.Set(l, c, v)
-			}
-		} else {
-			for l := 0; l < f; l++ {
-				u.Set(l, c, rng.NormFloat64())
-			}
-		}
-	}
 	xs := p.stackedPatches() // row k·n + m: patch k of image m
 	nr := n * len(p.Patches)
 	kf := 1 / float64(len(p.Patches))
+	// Column c ascends σ_c·value, σ_c = ±1: the random starts in pairs of
+	// both signs, each direction of From for the sign of its value (a
+	// program's filter meets its dual constraint with the sign of its
+	// output weight).
+	nf := len(o.From)
+	s := 2*o.Starts + nf
+	sgn := make([]float64, s)
+	rng := rand.New(rand.NewPCG(o.Seed, 0x7072696365))
+	u := mat.NewDense(f, s, nil)
+	for c := 0; c < 2*o.Starts; c++ {
+		sgn[c] = float64(1 - 2*(c%2))
+		for l := 0; l < f; l++ {
+			u.Set(l, c, rng.NormFloat64())
+		}
+	}
+	if nf > 0 {
+		uf := u.Slice(0, f, 2*o.Starts, s).(*mat.Dense)
+		for c, v := range o.From {
+			uf.SetCol(c, v)
+		}
+		z0 := mat.NewDense(nr, nf, nil)
+		z0.Mul(xs, uf)
+		v0 := make([]float64, nf)
+		p.poolGrad(z0, mat.NewDense(nr, nf, nil), theta, kf, v0)
+		for c, v := range v0 {
+			sgn[2*o.Starts+c] = 1
+			if v < 0 {
+				sgn[2*o.Starts+c] = -1
+			}
+		}
+	}
 	z := mat.NewDense(nr, s, nil)
 	coef := mat.NewDense(nr, s, nil)
 	grad := mat.NewDense(f, s, nil)
@@ -141,7 +158,7 @@ func (p *Problem) Price(theta []float64, o PriceOptions) ([]Priced, error) {
 		p.poolGrad(z, coef, theta, kf, val)
 		grad.Mul(xs.T(), coef) // ∇ of Σ_n θ_n pool_k (x_nkᵀu)_+ per column
 		for c := range val {
-			if c%2 == 1 { // the − sign: ascend −value
+			if sgn[c] < 0 { // ascend −value
 				val[c] = -val[c]
 				for l := 0; l < f; l++ {
 					grad.Set(l, c, -grad.At(l, c))
@@ -222,18 +239,27 @@ func (p *Problem) poolGrad(z, coef *mat.Dense, theta []float64, kf float64, val 
 		}
 		return
 	}
+	// Image m's patches are rows m, n + m, …: the running maximum of each
+	// column is kept over them, a row at a time (z is row-major).
 	k := nr / n
+	top := make([]float64, s)
+	at := make([]int, s)
 	for m := 0; m < n; m++ {
-		for c := 0; c < s; c++ {
-			top, at := 0.0, -1
-			for a := 0; a < k; a++ {
-				if v := z.At(a*n+m, c); v > top {
-					top, at = v, a
+		clear(top)
+		for c := range at {
+			at[c] = -1
+		}
+		for a := 0; a < k; a++ {
+			for c, v := range z.RawRowView(a*n + m) {
+				if v > top[c] {
+					top[c], at[c] = v, a
 				}
 			}
-			if at >= 0 {
-				val[c] += theta[m] * top
-				gr.Data[(at*n+m)*gr.Stride+c] = theta[m]
+		}
+		for c, a := range at {
+			if a >= 0 {
+				val[c] += theta[m] * top[c]
+				gr.Data[(a*n+m)*gr.Stride+c] = theta[m]
 			}
 		}
 	}
@@ -255,6 +281,12 @@ type GenerateOptions struct {
 	// (0: 1e-9); the solves before it, whose duals only guide the
 	// pricing, stop at max(Tol, 1e-6).
 	Tol float64
+	// Separation is the least angle, in radians, between two filters a
+	// round adds (0.2 when 0, about 11.5°): the ascents from many starts
+	// end at a few maxima, so the best candidates are mostly one filter
+	// found again, whose patterns differ on a few images and lower the
+	// optimum little more than one of them. In (0, π].
+	Separation float64
 	// Price configures the pricing; its From is the program's filters.
 	Price PriceOptions
 	// KeepZero keeps the patterns whose groups are zero at a solve;
@@ -288,26 +320,35 @@ type GenerateRound struct {
 // pooling) by the interior-point method (SolveInteriorPoint), then, for up to Rounds
 // rounds, prices (Price from the loss dual at the optimum and from the
 // program's filters), adds the patterns of the best filters whose value
-// exceeds β (at most PerRound new ones) and solves again; it stops early
-// when the pricing finds none. It returns the last solve, certified for
+// exceeds β (at most PerRound new ones, Separation apart; each new
+// pattern's working set of rows starts from the rows nearest its filter,
+// the others' from the rows they ended with) and solves again; it stops
+// early when the pricing finds none. It returns the last solve, certified for
 // the program on the patterns it ends with (p holds them).
 func (p *Problem) SolveGenerating(ctx context.Context, o GenerateOptions) (*general.IPMResult, error) {
 	if o.Rounds < 0 || o.PerRound < 0 {
 		return nil, fmt.Errorf("cnn: pattern generation: %d rounds of %d patterns, need ≥ 0", o.Rounds, o.PerRound)
 	}
+	if !(o.Separation >= 0 && o.Separation <= math.Pi) {
+		return nil, fmt.Errorf("cnn: pattern generation: separation %v rad, need 0 < angle ≤ π (0: the default)", o.Separation)
+	}
+	if o.Separation == 0 {
+		o.Separation = 0.2
+	}
+	minCos := math.Cos(o.Separation)
 	if o.Rounds == 0 {
 		o.Rounds = 2
 	}
 	if o.PerRound == 0 {
 		o.PerRound = max(1, len(p.Signs))
 	}
-	var rows [][]int
+	var starts []ipm.RowStart
 	for round := 0; ; round++ {
 		tol := o.Tol
 		if round < o.Rounds {
 			tol = max(tol, generateTol)
 		}
-		sol, err := p.solvePooled(ctx, tol, rows)
+		sol, err := p.solvePooled(ctx, tol, starts)
 		if sol == nil {
 			return nil, err
 		}
@@ -330,7 +371,12 @@ func (p *Problem) SolveGenerating(ctx context.Context, o GenerateOptions) (*gene
 		if err != nil || round == o.Rounds {
 			return last()
 		}
-		rows = sol.rows // the new patterns' sets start afresh
+		// The program's patterns start from the rows their sets ended
+		// with, the new ones from the rows nearest their filters.
+		starts = make([]ipm.RowStart, len(sol.rows))
+		for i, r := range sol.rows {
+			starts[i].Rows = r
+		}
 		po := o.Price
 		po.Seed += uint64(round)
 		po.From = append(slices.Clip(po.From), p.filters(res.W, res.Wp)...)
@@ -346,19 +392,30 @@ func (p *Problem) SolveGenerating(ctx context.Context, o GenerateOptions) (*gene
 			reported = true
 		}
 		if !o.KeepZero && r.Violation > 1 {
-			rows = p.dropZero(res.W, res.Wp, rows, max(solvers.RecoveryTol, 100*tol))
+			starts = p.dropZero(res.W, res.Wp, starts, max(solvers.RecoveryTol, 100*tol))
 		}
+		// The best candidates above β, each at least o.Separation from
+		// those taken before it (Price's directions are unit vectors).
 		added := 0
+		var picked [][]float64
+	cand:
 		for _, c := range cands {
 			if added == o.PerRound || c.Value <= p.Beta {
 				break
 			}
+			for _, q := range picked {
+				if floats.Dot(q, c.U) > minCos {
+					continue cand
+				}
+			}
+			picked = append(picked, c.U)
 			ok, aerr := p.AddPattern(c.U)
 			if aerr != nil {
 				return nil, aerr
 			}
 			if ok {
 				added++
+				starts = append(starts, ipm.RowStart{Dir: c.U})
 			}
 		}
 		if added == 0 {
@@ -370,9 +427,9 @@ func (p *Problem) SolveGenerating(ctx context.Context, o GenerateOptions) (*gene
 // dropZero removes the patterns whose groups in (w, w′) are both zero
 // (at most rel of the largest group: solvers.RecoveryTol, the rule of
 // recovery, after a solve to 10⁻⁹; more after a looser one, whose zeros
-// are that much less exact), keeping at least one, and returns rows
+// are that much less exact), keeping at least one, and returns starts
 // without them.
-func (p *Problem) dropZero(w, wp []float64, rows [][]int, rel float64) [][]int {
+func (p *Problem) dropZero(w, wp []float64, starts []ipm.RowStart, rel float64) []ipm.RowStart {
 	f := p.Filter()
 	norms := make([]float64, len(p.Signs))
 	big := 0.0
@@ -382,15 +439,15 @@ func (p *Problem) dropZero(w, wp []float64, rows [][]int, rel float64) [][]int {
 	}
 	var signs [][]solvers.Pattern
 	var arg [][]int
-	var kept [][]int
+	var kept []ipm.RowStart
 	for i, nm := range norms {
 		if nm > rel*big || (len(signs) == 0 && i == len(norms)-1) {
 			signs = append(signs, p.Signs[i])
 			if p.Argmax != nil {
 				arg = append(arg, p.Argmax[i])
 			}
-			if i < len(rows) {
-				kept = append(kept, rows[i])
+			if i < len(starts) {
+				kept = append(kept, starts[i])
 			}
 		}
 	}

@@ -147,6 +147,38 @@ func TestSolveGenerating(t *testing.T) {
 	}
 }
 
+// A round's filters are Separation apart: at π a round adds one pattern,
+// while nearly no separation lets it add several.
+func TestGenerateSeparation(t *testing.T) {
+	for _, pool := range []cnn.Pooling{cnn.AvgPool, cnn.MaxPool} {
+		most := map[float64]int{}
+		for _, sep := range []float64{math.Pi, 1e-6} {
+			rng := rand.New(rand.NewPCG(3, 9))
+			x, y := randomImages(rng, 24, 1, 5, 5)
+			p, err := cnn.New(x, cnn.Shape{C: 1, H: 5, W: 5}, cnn.Conv{Size: 3, Stride: 2, Bias: true}, pool, y, solvers.HingeLoss, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.SamplePatterns(2, 1); err != nil {
+				t.Fatal(err)
+			}
+			last := -1
+			_, err = p.SolveGenerating(context.Background(), cnn.GenerateOptions{Rounds: 3, PerRound: 4, KeepZero: true, Separation: sep, Round: func(r cnn.GenerateRound) {
+				if last >= 0 {
+					most[sep] = max(most[sep], r.Patterns-last)
+				}
+				last = r.Patterns
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if most[math.Pi] != 1 || most[1e-6] < 2 {
+			t.Errorf("%v pooling: most patterns added in a round: %d at separation π (want 1), %d at 1e-6 (want ≥ 2)", pool, most[math.Pi], most[1e-6])
+		}
+	}
+}
+
 // The loss dual returned to the pricing is dual feasible for the program's
 // own patterns: no filter of theirs has a value above β (up to the
 // solver's tolerance), while a random pattern's filters may.
@@ -225,6 +257,14 @@ func TestGenerateBadInput(t *testing.T) {
 			_, err := avg.SolveGenerating(context.Background(), cnn.GenerateOptions{Rounds: -1})
 			return err
 		}, "need ≥ 0"},
+		{func() error {
+			_, err := avg.SolveGenerating(context.Background(), cnn.GenerateOptions{Separation: 4})
+			return err
+		}, "separation 4 rad"},
+		{func() error {
+			_, err := avg.SolveGenerating(context.Background(), cnn.GenerateOptions{Separation: math.NaN()})
+			return err
+		}, "separation NaN rad"},
 	} {
 		if err := tc.run(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want one mentioning %q", err, tc.want)

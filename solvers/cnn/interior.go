@@ -60,12 +60,12 @@ type pooledSolution struct {
 	alpha, alphap []float64
 }
 
-// solvePooled is SolveInteriorPoint for average pooling without the
-// certificate, with the rows' working sets starting from rows
-// (ipm.SolvePooledFrom; rows of the stacked patches). It returns ctx's
+// solvePooled is SolveInteriorPoint without the certificate, with pattern
+// i's working set of rows starting as starts[i] says (ipm.RowStart; rows
+// of the stacked patches for average pooling, of G_i for max pooling). It returns ctx's
 // error with the iterate so far when ctx ends the solve, and nil without
 // an iterate.
-func (p *Problem) solvePooled(ctx context.Context, tol float64, rows [][]int) (*pooledSolution, error) {
+func (p *Problem) solvePooled(ctx context.Context, tol float64, starts []ipm.RowStart) (*pooledSolution, error) {
 	gp, err := p.Program()
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (p *Problem) solvePooled(ctx context.Context, tol float64, rows [][]int) (*
 				copy(d[i][k*n:(k+1)*n], signs[k])
 			}
 		}
-		res, stop = ipm.SolvePooledFrom(ctx, p.stackedPatches(), nk, d, p.Y, p.Loss, p.Beta, rows, o)
+		res, stop = ipm.SolvePooledFrom(ctx, p.stackedPatches(), nk, d, p.Y, p.Loss, p.Beta, starts, o)
 	} else {
 		// Max pooling: pattern i's rows are G_i's (the signed winning
 		// patch, the winner less every other patch), F_v's block i the
@@ -101,7 +101,7 @@ func (p *Problem) solvePooled(ctx context.Context, tol float64, rows [][]int) (*
 		for i, gr := range gp.Groups {
 			g[i] = gr.G.(general.Matrix).M
 		}
-		res, stop = ipm.SolveRows(ctx, g, p.maxFvT(gp), p.Y, p.Loss, p.Beta, rows, o)
+		res, stop = ipm.SolveRows(ctx, g, p.maxFvT(gp), p.Y, p.Loss, p.Beta, starts, o)
 	}
 	if res == nil {
 		return nil, stop

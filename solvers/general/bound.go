@@ -164,6 +164,10 @@ func groupBlocks(p *Program) ([]*mat.Dense, []float64) {
 
 const eps = 0x1p-52
 
+// restoreZero is the norm, relative to the largest group's, below which a
+// group that violates its cone is restored to zero (see restore).
+const restoreZero = 1e-9
+
 func (c *certifier) bound(w, wp, theta, alpha, alphap []float64) (Bound, error) {
 	p := c.p
 	if err := p.checkPoint(w, wp); err != nil {
@@ -172,9 +176,15 @@ func (c *certifier) bound(w, wp, theta, alpha, alphap []float64) (Bound, error) 
 	n, nv, _ := p.Dims()
 	// Upper: the point made feasible.
 	b := Bound{W: append([]float64(nil), w...), Wp: append([]float64(nil), wp...)}
+	big := 0.0
 	for g := range p.Groups {
 		for _, x := range [][]float64{b.W, b.Wp} {
-			if c.restore(g, x[c.lay.off[g]:c.lay.off[g+1]]) {
+			big = math.Max(big, floats.Norm(x[c.lay.off[g]:c.lay.off[g+1]], 2))
+		}
+	}
+	for g := range p.Groups {
+		for _, x := range [][]float64{b.W, b.Wp} {
+			if c.restore(g, x[c.lay.off[g]:c.lay.off[g+1]], restoreZero*big) {
 				b.Restored++
 			}
 		}
@@ -368,13 +378,17 @@ func (c *certifier) groupNorm(g int, cg, cmag, start []float64, n int) float64 {
 }
 
 // restore makes x (group g's coordinates) satisfy G_g x ≥ 0 exactly, and
-// reports whether it changed it: its projection onto {G_g x ≥ 0} (project),
+// reports whether it changed it: zero when ‖x‖ ≤ zero (a numerically zero
+// group, restoreZero of the largest: its direction is the solver's noise,
+// which violates thousands of rows of a large block and is costly to
+// project, while zero moves the objective at rounding level); else its
+// projection onto {G_g x ≥ 0} (project),
 // then, where that leaves rows violated by the solver's tolerance, a move
 // along an interior direction z of the cone (G_g z > 0 on its nonzero rows;
 // interior), x + τz with the smallest τ that lifts every violated row;
 // without one (or if rounding defeats it), Hildreth's projection; else
 // zero.
-func (c *certifier) restore(g int, x []float64) bool {
+func (c *certifier) restore(g int, x []float64, zero float64) bool {
 	gd := c.gd[g]
 	if gd == nil {
 		return false
@@ -392,6 +406,10 @@ func (c *certifier) restore(g int, x []float64) bool {
 	}
 	if feasible() {
 		return false
+	}
+	if floats.Norm(x, 2) <= zero {
+		clear(x)
+		return true
 	}
 	// Candidates: the projection (lifted along z where it falls short by
 	// the QP's tolerance) and x lifted along z; the nearer feasible one.

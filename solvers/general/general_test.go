@@ -14,6 +14,7 @@ import (
 	"github.com/convexnn/convexnn/solvers/general"
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
 	"github.com/convexnn/convexnn/solvers/ipm"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -158,8 +159,16 @@ func TestBoundEnclosesTheOptimum(t *testing.T) {
 				subopt[loss] = append(subopt[loss], (b.Upper-ref.Lower)/math.Max(1e-12, math.Abs(ref.Lower)))
 			}
 		}
-		// Any point: the ADMM's u (infeasible), and a perturbed one.
-		for i, pt := range [][2][]float64{{a.State.U, a.State.Up}, {scaled(a.State.U, -1), scaled(a.State.Wp, 3)}} {
+		// Any point: the ADMM's u (infeasible), a perturbed one, and u
+		// with its first group a numerically zero vector of random
+		// direction (restored to zero).
+		tiny := append([]float64(nil), a.State.U...)
+		big := floats.Norm(tiny, math.Inf(1))
+		k := gp.Groups[0].Size
+		for l := range k {
+			tiny[l] = 1e-12 * big * math.Cos(float64(trial+7*l))
+		}
+		for i, pt := range [][2][]float64{{a.State.U, a.State.Up}, {scaled(a.State.U, -1), scaled(a.State.Wp, 3)}, {tiny, a.State.Up}} {
 			b, err := general.Certify(gp, pt[0], pt[1], 0)
 			if err != nil {
 				t.Fatal(err)

@@ -51,12 +51,48 @@ func SolvePooled(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns
 	return SolvePooledFrom(ctx, x, fold, d, y, loss, beta, nil, o)
 }
 
+// RowStart is where a pattern's working set of constraint rows starts
+// (SolvePooledFrom, SolveRows): the rows Rows when not nil (a Result's
+// Rows, say, after more patterns were added: a solve from the rows an
+// earlier one ended with needs fewer rounds); else, when Dir is not nil,
+// the rows of least relative margin along the direction Dir (a filter
+// inside the pattern's cone: the one that generated the pattern); else
+// those along the cone's central direction (see rowSet).
+type RowStart struct {
+	Rows []int
+	Dir  []float64
+}
+
+// checkStarts checks the starts of the working sets of np patterns with
+// nr candidate rows of dim entries.
+func checkStarts(who string, start []RowStart, np, nr, dim int) error {
+	if len(start) > np {
+		return fmt.Errorf("%s: starting rows for %d patterns, there are %d", who, len(start), np)
+	}
+	for i, s := range start {
+		for _, r := range s.Rows {
+			if r < 0 || r >= nr {
+				return fmt.Errorf("%s: starting row %d of pattern %d: there are %d rows", who, r, i, nr)
+			}
+		}
+		if s.Dir != nil {
+			if len(s.Dir) != dim {
+				return fmt.Errorf("%s: pattern %d's starting direction has %d entries, rows have %d", who, i, len(s.Dir), dim)
+			}
+			for _, v := range s.Dir {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("%s: pattern %d's starting direction holds %v", who, i, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // SolvePooledFrom is SolvePooled with pattern i's working set starting
-// from the rows rows[i] of X (when i < len(rows) and rows[i] is not nil; a
-// Result's Rows, say, after more patterns were added: a solve from the
-// rows an earlier one ended with needs fewer rounds). The Result's Rows
+// as starts[i] says (when i < len(starts); rows of X). The Result's Rows
 // are the rows each pattern's set ended with.
-func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, rows [][]int, o Options) (*Result, error) {
+func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patterns, y []float64, loss solvers.Loss, beta float64, starts []RowStart, o Options) (*Result, error) {
 	start := time.Now()
 	if x == nil {
 		return nil, errors.New("ipm: SolvePooled: no data matrix X")
@@ -89,15 +125,8 @@ func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patt
 		return nil, fmt.Errorf("ipm: SolvePooled: %w", err)
 	}
 	np := len(d)
-	if len(rows) > len(d) {
-		return nil, fmt.Errorf("ipm: SolvePooled: starting rows for %d patterns, there are %d", len(rows), len(d))
-	}
-	for i, ri := range rows {
-		for _, r := range ri {
-			if r < 0 || r >= nr {
-				return nil, fmt.Errorf("ipm: SolvePooled: starting row %d of pattern %d: X has %d rows", r, i, nr)
-			}
-		}
+	if err := checkStarts("ipm: SolvePooled", starts, np, nr, dim); err != nil {
+		return nil, err
 	}
 	xg, dg, first, of := distinctRows(x, d)
 	ng := len(first)
@@ -123,12 +152,13 @@ func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patt
 	// The constraint rows are a working set of the distinct rows (rowSet):
 	// each round solves the program on its rows, then adds the rows its
 	// weights violate, until they violate none.
-	from := make([][]int, len(rows))
-	for i, ri := range rows {
-		if ri != nil {
-			from[i] = make([]int, len(ri))
-			for a, r := range ri {
-				from[i][a] = of[r]
+	from := make([]RowStart, len(starts))
+	for i, st := range starts {
+		from[i].Dir = st.Dir
+		if st.Rows != nil {
+			from[i].Rows = make([]int, len(st.Rows))
+			for a, r := range st.Rows {
+				from[i].Rows[a] = of[r]
 			}
 		}
 	}
@@ -174,12 +204,13 @@ func SolvePooledFrom(ctx context.Context, x *mat.Dense, fold int, d solvers.Patt
 // is one (solvers/cnn: R_i the signed winning patch and the winner's
 // differences with the other patches, F_v the signed winning patches).
 // The method is SolvePooled's: each pattern's rows a working set (rowSet)
-// from its rows from[i] when given, else those of least margin, solved
+// as starts[i] says (when i < len(starts); else the rows of least margin
+// on the cone's central direction), solved
 // again with the rows the solution violates until it violates none. The
 // Result's Dual holds the multipliers of every row (Alpha 2P×m, zero on
 // the rows left out) and, for the hinge loss, the loss dual; Rows the
 // rows each pattern's set ended with. The squared and hinge losses only.
-func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float64, loss solvers.Loss, beta float64, from [][]int, o Options) (*Result, error) {
+func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float64, loss solvers.Loss, beta float64, starts []RowStart, o Options) (*Result, error) {
 	start := time.Now()
 	n, np := len(y), len(rows)
 	switch {
@@ -191,8 +222,6 @@ func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float
 		return nil, errors.New("ipm: SolveRows: no F_vᵀ")
 	case !(beta > 0) || beta > 1e300:
 		return nil, fmt.Errorf("ipm: SolveRows: β = %v, need 0 < β < ∞", beta)
-	case len(from) > np:
-		return nil, fmt.Errorf("ipm: SolveRows: starting rows for %d patterns, there are %d", len(from), np)
 	}
 	m, dim := rows[0].Dims()
 	for i, r := range rows {
@@ -209,12 +238,8 @@ func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float
 	if err := solvers.CheckFinite("ipm: SolveRows: F_vᵀ", fvt); err != nil {
 		return nil, err
 	}
-	for i, ri := range from {
-		for _, r := range ri {
-			if r < 0 || r >= m {
-				return nil, fmt.Errorf("ipm: SolveRows: starting row %d of pattern %d: it has %d rows", r, i, m)
-			}
-		}
+	if err := checkStarts("ipm: SolveRows", starts, np, m, dim); err != nil {
+		return nil, err
 	}
 	o, err := o.resolveCone(loss, "ipm: SolveRows solves the squared and hinge losses (second-order cone programs), not the %v loss")
 	if err != nil {
@@ -234,7 +259,7 @@ func SolveRows(ctx context.Context, rows []*mat.Dense, fvt *mat.Dense, y []float
 			signs[i][r] = true
 		}
 	}
-	ws := newRowSet(rows, signs, o.Tol, from)
+	ws := newRowSet(rows, signs, o.Tol, starts)
 	res, nc, sol, err := solveRowSets(ctx, ws, fvt.RawMatrix(), y, loss, beta, need, o)
 	if res == nil {
 		return nil, err

@@ -60,6 +60,20 @@ func TestSolvePooledBadInput(t *testing.T) {
 			t.Errorf("error %v, want one mentioning %q", err, tc.want)
 		}
 	}
+	for _, tc := range []struct {
+		starts []RowStart
+		want   string
+	}{
+		{[]RowStart{{}, {}}, "starting rows for 2 patterns, there are 1"},
+		{[]RowStart{{Rows: []int{4}}}, "starting row 4 of pattern 0: there are 4 rows"},
+		{[]RowStart{{Dir: []float64{1}}}, "pattern 0's starting direction has 1 entries, rows have 2"},
+		{[]RowStart{{Dir: []float64{1, math.Inf(1)}}}, "starting direction holds +Inf"},
+	} {
+		_, err := SolvePooledFrom(context.Background(), x, 2, d, y, solvers.HingeLoss, 0.1, tc.starts, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("starts %v: error %v, want one mentioning %q", tc.starts, err, tc.want)
+		}
+	}
 }
 
 func TestDistinctRows(t *testing.T) {
@@ -126,6 +140,25 @@ func TestSolvePooledRowWorkingSet(t *testing.T) {
 		}
 		if v := maxViolation(x, d, got.Weights); v > 1e-8 {
 			t.Errorf("trial %d: weights violate a row by %.3g (relative)", trial, v)
+		}
+		// Sets started from directions (any: a start only saves rounds)
+		// end at the same optimum.
+		starts := make([]RowStart, np)
+		for i := 0; i < np; i += 2 {
+			starts[i].Dir = make([]float64, dim)
+			for l := range dim {
+				starts[i].Dir[l] = rng.NormFloat64()
+			}
+		}
+		dirs, err := SolvePooledFrom(context.Background(), x, 1, d, y, loss, beta, starts, Options{Tol: 1e-10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(dirs.Objective-want.Objective) > 1e-7*math.Max(1, want.Objective) {
+			t.Errorf("trial %d: working sets from directions: optimum %.12g, Solve's %.12g", trial, dirs.Objective, want.Objective)
+		}
+		if v := maxViolation(x, d, dirs.Weights); v > 1e-8 {
+			t.Errorf("trial %d: working sets from directions: weights violate a row by %.3g (relative)", trial, v)
 		}
 	}
 }

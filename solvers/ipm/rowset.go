@@ -23,9 +23,10 @@ import (
 // program's.
 //
 // Pattern i's first set holds the rowSetStart·d rows nearest the boundary
-// of its cone {u : (2D_i − I)Xu ≥ 0} seen from the cone's central
-// direction c_i = Σ_r s_ir x_r/‖x_r‖ (s_ir = ±1 the pattern's sign): the
-// rows of least s_ir x_rᵀc_i/‖x_r‖. A round adds, for each group u_j of
+// of its cone {u : (2D_i − I)Xu ≥ 0} seen from a direction c_i inside it:
+// the rows of least s_ir x_rᵀc_i/‖x_r‖ (s_ir = ±1 the pattern's sign). c_i
+// is the filter that generated the pattern when the caller knows it
+// (RowStart.Dir), else the cone's central direction Σ_r s_ir x_r/‖x_r‖. A round adds, for each group u_j of
 // pattern i, up to rowSetAdd·d rows of largest relative violation
 // −s_ir x_rᵀu_j/(‖x_r‖‖u_j‖) above the tolerance.
 type rowSet struct {
@@ -48,10 +49,10 @@ const (
 )
 
 // newRowSet returns the first working sets of pattern i's candidate rows
-// x[i] with signs d[i] (every row when they are few): the rows from[i]
-// when i < len(from) and from[i] is not nil, else those of least margin
-// (see rowSet).
-func newRowSet(x []*mat.Dense, d solvers.Patterns, tol float64, from [][]int) *rowSet {
+// x[i] with signs d[i] (every row when they are few): as start[i] says
+// when i < len(start) (see RowStart), else the rows of least margin on the
+// cone's central direction (see rowSet).
+func newRowSet(x []*mat.Dense, d solvers.Patterns, tol float64, start []RowStart) *rowSet {
 	np := len(d)
 	ws := &rowSet{x: x, d: d, norm: make([][]float64, np), sel: make([][]int, np), in: make([][]bool, np), tol: tol}
 	_, dim := x[0].Dims()
@@ -80,30 +81,38 @@ func newRowSet(x []*mat.Dense, d solvers.Patterns, tol float64, from [][]int) *r
 	}
 	c := make([]float64, dim)
 	var idx []int
-	var key []float64
+	var key, m []float64
 	for i, di := range d {
-		if i < len(from) && from[i] != nil {
-			for _, r := range from[i] {
+		var st RowStart
+		if i < len(start) {
+			st = start[i]
+		}
+		if st.Rows != nil {
+			for _, r := range st.Rows {
 				ws.add(i, r)
 			}
 			slices.Sort(ws.sel[i])
 			continue
 		}
-		// The central direction c_i, then the margins of the rows on it.
 		xi, norm := x[i], ws.norm[i]
 		nr := len(norm)
-		clear(c)
-		for r := range nr {
-			if norm[r] == 0 {
-				continue
+		if st.Dir != nil {
+			copy(c, st.Dir)
+		} else { // the central direction c_i
+			clear(c)
+			for r := range nr {
+				if norm[r] == 0 {
+					continue
+				}
+				s := 1 / norm[r]
+				if !di[r] {
+					s = -s
+				}
+				floats.AddScaled(c, s, xi.RawRowView(r))
 			}
-			s := 1 / norm[r]
-			if !di[r] {
-				s = -s
-			}
-			floats.AddScaled(c, s, xi.RawRowView(r))
 		}
-		m := make([]float64, nr)
+		// The relative margins of the rows on c.
+		m = slices.Grow(m[:0], nr)[:nr]
 		mat.NewVecDense(nr, m).MulVec(xi, mat.NewVecDense(dim, c))
 		idx, key = idx[:0], slices.Grow(key[:0], nr)[:nr]
 		for r := range nr {
