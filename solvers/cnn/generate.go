@@ -96,34 +96,22 @@ func (p *Problem) Price(theta []float64, o PriceOptions) ([]Priced, error) {
 	nr := n * len(p.Patches)
 	kf := 1 / float64(len(p.Patches))
 	// Column c ascends σ_c·value, σ_c = ±1: the random starts in pairs of
-	// both signs, each direction of From for the sign of its value (a
-	// program's filter meets its dual constraint with the sign of its
-	// output weight).
+	// both signs, each direction of From for the sign of its value at the
+	// first step (a program's filter meets its dual constraint with the
+	// sign of its output weight).
 	nf := len(o.From)
 	s := 2*o.Starts + nf
 	sgn := make([]float64, s)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7072696365))
 	u := mat.NewDense(f, s, nil)
-	for c := 0; c < 2*o.Starts; c++ {
+	for c := 0; c < s; c++ {
 		sgn[c] = float64(1 - 2*(c%2))
+		if c >= 2*o.Starts {
+			u.SetCol(c, o.From[c-2*o.Starts])
+			continue
+		}
 		for l := 0; l < f; l++ {
 			u.Set(l, c, rng.NormFloat64())
-		}
-	}
-	if nf > 0 {
-		uf := u.Slice(0, f, 2*o.Starts, s).(*mat.Dense)
-		for c, v := range o.From {
-			uf.SetCol(c, v)
-		}
-		z0 := mat.NewDense(nr, nf, nil)
-		z0.Mul(xs, uf)
-		v0 := make([]float64, nf)
-		p.poolGrad(z0, mat.NewDense(nr, nf, nil), theta, kf, v0)
-		for c, v := range v0 {
-			sgn[2*o.Starts+c] = 1
-			if v < 0 {
-				sgn[2*o.Starts+c] = -1
-			}
 		}
 	}
 	z := mat.NewDense(nr, s, nil)
@@ -158,6 +146,9 @@ func (p *Problem) Price(theta []float64, o PriceOptions) ([]Priced, error) {
 		p.poolGrad(z, coef, theta, kf, val)
 		grad.Mul(xs.T(), coef) // ∇ of Σ_n θ_n pool_k (x_nkᵀu)_+ per column
 		for c := range val {
+			if step == 0 && c >= 2*o.Starts {
+				sgn[c] = math.Copysign(1, val[c])
+			}
 			if sgn[c] < 0 { // ascend −value
 				val[c] = -val[c]
 				for l := 0; l < f; l++ {

@@ -79,10 +79,8 @@ func checkStarts(who string, start []RowStart, np, nr, dim int) error {
 			if len(s.Dir) != dim {
 				return fmt.Errorf("%s: pattern %d's starting direction has %d entries, rows have %d", who, i, len(s.Dir), dim)
 			}
-			for _, v := range s.Dir {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("%s: pattern %d's starting direction holds %v", who, i, v)
-				}
+			if err := solvers.CheckFinite(fmt.Sprintf("%s: pattern %d's starting direction", who, i), mat.NewDense(1, dim, s.Dir)); err != nil {
+				return err
 			}
 		}
 	}

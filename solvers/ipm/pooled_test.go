@@ -67,7 +67,7 @@ func TestSolvePooledBadInput(t *testing.T) {
 		{[]RowStart{{}, {}}, "starting rows for 2 patterns, there are 1"},
 		{[]RowStart{{Rows: []int{4}}}, "starting row 4 of pattern 0: there are 4 rows"},
 		{[]RowStart{{Dir: []float64{1}}}, "pattern 0's starting direction has 1 entries, rows have 2"},
-		{[]RowStart{{Dir: []float64{1, math.Inf(1)}}}, "starting direction holds +Inf"},
+		{[]RowStart{{Dir: []float64{1, math.Inf(1)}}}, "starting direction[0,1] is +Inf"},
 	} {
 		_, err := SolvePooledFrom(context.Background(), x, 2, d, y, solvers.HingeLoss, 0.1, tc.starts, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
