@@ -2,10 +2,13 @@ package cvx
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/solvers"
 )
 
 // BenchmarkCNNGenerated times issue 19's CNN target: on 2000 MNIST 2 vs 8
@@ -61,5 +64,80 @@ func benchCNNGenerated(b *testing.B, tr, te *data.Set, shape ImageShape, pool st
 		b.ReportMetric(100*bacc, "backprop-val-%")
 		b.Logf("%s pooling, seed %d: convex %.1f s, objective %.7g (certified gap %.1e), %d filters, validation %.2f %%; back-prop, %d filters: %.1f s, objective %.7g, validation %.2f %%",
 			pool, seed, convexTime.Seconds(), sol.Objective, sol.Gap, sol.CNN.Width(), 100*acc, bp.Width(), bpTime.Seconds(), bobj, 100*bacc)
+	}
+}
+
+// BenchmarkRobustCNNWinnerBound measures issue 19's robust CNN target: on
+// Table 5's 600 CIFAR-10 bird/ship images at 7×7×3 (ε = 10/255 in ℓ∞), the
+// robust max-pooling CNN (3×3 filters with bias, stride 3, padding 1,
+// hinge, β = 10⁻³) by the winner bound over the patterns of 4 filters
+// trained on it (BoundPatterns(4, seed)), certified, against GD-PGD
+// (BackpropArchitecture on the robust problem: 300 steps, 10 PGD steps
+// each, seed) with the convex network's width: accuracy under PGD (20
+// steps) on 1000 held-out training records and on the 206 validation
+// images. WB_WIDTH and WB_BETA change the filters trained and β. Run with
+//
+//	go test -tags openblas -run '^$' -bench RobustCNNWinnerBound -benchtime 3x ./cvx/
+func BenchmarkRobustCNNWinnerBound(b *testing.B) {
+	sp, err := data.Paper(context.Background(), "cifar-bird-ship-600", data.DefaultSource(), data.PlusMinus)
+	if err != nil {
+		b.Skip(err)
+	}
+	hold, err := sp.Holdout.Subsample(1000, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const eps = 10.0 / 255
+	robust := func() *Problem {
+		beta := 1e-3
+		if v, err := strconv.ParseFloat(os.Getenv("WB_BETA"), 64); err == nil {
+			beta = v
+		}
+		return Classify(sp.Train.X, sp.Train.Y).Hinge().Beta(beta).Bias().Conv(ImageShape{C: 3, H: 7, W: 7}, 3, 3).Padding(1).MaxPool().Robust(eps, LInf)
+	}
+	// pgdAccuracy is the share of the set's images whose hinge loss PGD
+	// keeps below 1 (still classified right).
+	pgdAccuracy := func(net *CNN, set *data.Set) float64 {
+		n, _ := set.X.Dims()
+		right := 0
+		for m := 0; m < n; m++ {
+			l, err := net.PGD(set.X.RawRowView(m), set.Y[m], eps, 20, solvers.HingeLoss)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if l < 1 {
+				right++
+			}
+		}
+		return 100 * float64(right) / float64(n)
+	}
+	for k := range b.N {
+		seed := uint64(k + 1)
+		start := time.Now()
+		width := 4
+		if v, err := strconv.Atoi(os.Getenv("WB_WIDTH")); err == nil {
+			width = v
+		}
+		sol, err := Solve(robust().BoundPatterns(width, seed), IPM{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		convexTime := time.Since(start)
+		start = time.Now()
+		gd, _, err := BackpropArchitecture(context.Background(), robust(), max(sol.CNN.Width(), 1), 300, 0, seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gdTime := time.Since(start)
+		gdNet := gd.(*CNN)
+		ch, cv := pgdAccuracy(sol.CNN, hold), pgdAccuracy(sol.CNN, sp.Test)
+		gh, gv := pgdAccuracy(gdNet, hold), pgdAccuracy(gdNet, sp.Test)
+		b.ReportMetric(convexTime.Seconds(), "convex-s")
+		b.ReportMetric(ch, "convex-pgd-heldout-%")
+		b.ReportMetric(gh, "gdpgd-pgd-heldout-%")
+		b.ReportMetric(cv, "convex-pgd-val-%")
+		b.ReportMetric(gv, "gdpgd-pgd-val-%")
+		b.Logf("seed %d: winner bound %.1f s, robust objective %.6f (certified gap %.1e), %d filters, PGD accuracy held-out %.1f %%, validation %.1f %%; GD-PGD, %d filters, %.1f s: %.1f %%, %.1f %%",
+			seed, convexTime.Seconds(), sol.Objective, sol.Gap, sol.CNN.Width(), ch, cv, gdNet.Width(), gdTime.Seconds(), gh, gv)
 	}
 }

@@ -325,3 +325,53 @@ func TestGeneratePatterns(t *testing.T) {
 		t.Errorf("ADMM with pattern generation: %v", err)
 	}
 }
+
+// The winner bound from the cvx builder: with patterns from back-prop on
+// the bound (BoundPatterns) the certified optimum is below the appendix's
+// program on sampled patterns, and its network's mean PGD loss is below
+// the certified robust objective's loss part; misuse is refused.
+func TestWinnerBound(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(24, s, 3)
+	const eps = 0.03
+	rows, err := Solve(Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 2, 2).MaxPool().Robust(eps, LInf).SamplePatterns(4, 1), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound, err := Solve(Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 2, 2).MaxPool().Robust(eps, LInf).BoundPatterns(4, 1), IPM{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bound.CNN == nil || bound.Gap > 1e-6 || bound.Violation != 0 || !(bound.Objective < rows.Objective) {
+		t.Errorf("winner bound: network %v, certified gap %.2g, violation %v, objective %.6f (the appendix's program on sampled patterns %.6f)", bound.CNN, bound.Gap, bound.Violation, bound.Objective, rows.Objective)
+	}
+	n, _ := x.Dims()
+	var mean float64
+	for m := 0; m < n; m++ {
+		l, err := bound.CNN.PGD(x.RawRowView(m), y[m], eps, 20, solvers.HingeLoss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean += l / float64(n)
+	}
+	if mean > bound.Objective {
+		t.Errorf("winner bound: mean PGD loss %.6f above the certified robust objective %.6f", mean, bound.Objective)
+	}
+	for _, c := range []struct {
+		p    *Problem
+		want string
+	}{
+		{Classify(x, y).Hinge().Conv(s, 2, 2).Robust(eps, LInf).SamplePatterns(2, 1).WinnerBound(), "call MaxPool"},
+		{Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().SamplePatterns(2, 1).WinnerBound(), "Robust(ε, cvx.LInf)"},
+		{Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(eps, LInf).BoundPatterns(0, 1), "BoundPatterns(0, 1)"},
+		{Classify(x, y).Hinge().WinnerBound(), "call Conv first"},
+	} {
+		if _, err := Solve(c.p, IPM{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %q", err, c.want)
+		}
+	}
+	r := Start("winner-bound-admm", Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(eps, LInf).SamplePatterns(2, 1).WinnerBound(), ADMM{})
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "interior-point method") {
+		t.Errorf("ADMM on the winner bound: %v", err)
+	}
+}

@@ -164,6 +164,7 @@ var minCharts = map[string]int{
 func TestChartsRenderOfflineInChromium(t *testing.T) {
 	for name, res := range executeAll(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // two browsers at a time (-parallel: GOMAXPROCS)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			rep, err := browser.Check(ctx, res.HTML, browser.Options{})

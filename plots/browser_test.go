@@ -39,6 +39,7 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 	for _, page := range []string{"index.html", "require.html", "url.html", "url-require.html", "broken.html", "broken-require.html",
 		"once.html", "once-require.html", "beside.html", "beside-require.html", "nowhere.html"} {
 		t.Run(page, func(t *testing.T) {
+			t.Parallel() // two browsers at a time (-parallel: GOMAXPROCS)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rep, err := browser.Check(ctx, filepath.Join(out, page), browser.Options{})

@@ -483,6 +483,11 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 			if inked[i] {
 				continue
 			}
+			if s.Canvases == 0 && strings.TrimSpace(s.Text) != "" {
+				// No canvas but text: the chart shows a message (its
+				// library failed to load), it will not draw.
+				continue
+			}
 			if s.Canvases == 0 {
 				ready = false
 				if !scrolled {

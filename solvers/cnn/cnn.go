@@ -156,6 +156,38 @@ type Problem struct {
 	// and Argmax[i][n] is a_i(n).
 	Signs  [][]solvers.Pattern
 	Argmax [][]int
+	// MaxRobust selects max pooling's robust program (SolveRobust):
+	// WinnerRows, the appendix's, by default.
+	MaxRobust MaxRobustForm
+}
+
+// MaxRobustForm is the robust program of a max-pooling CNN.
+type MaxRobustForm int
+
+const (
+	// WinnerRows is the appendix's program: each pattern's winning patch
+	// must stay the winner, and its sign hold, on the whole ℓ∞ ball (robust
+	// sign and winner rows); the network is then linear on the ball and the
+	// worst-case loss exact.
+	WinnerRows MaxRobustForm = iota
+	// WinnerBound drops those rows and bounds the worst-case loss instead
+	// (SolveRobust): a pattern (D_i, a_i) only gives the filters on the
+	// favourable side of the margin the lower bound d·(x_aᵀu − ε‖P_aᵀu‖₁)
+	// of max_k (x_kᵀu)_+ on the ball, which holds for every u, and the
+	// filters on the other side enter by the upper bound
+	// max_k (x_kᵀu + ε‖P_kᵀu‖₁)_+. Every point is feasible, and the
+	// recovered network's worst loss on each ball is at most its term.
+	WinnerBound
+)
+
+func (f MaxRobustForm) String() string {
+	switch f {
+	case WinnerRows:
+		return "winner rows"
+	case WinnerBound:
+		return "winner bound"
+	}
+	return fmt.Sprintf("MaxRobustForm(%d)", int(f))
 }
 
 // New returns the problem without patterns (SamplePatterns sets them).
@@ -219,16 +251,22 @@ func (p *Problem) AddPattern(u []float64) (bool, error) {
 		}
 		signs = []solvers.Pattern{pat}
 	}
+	return p.addDistinct(signs, arg), nil
+}
+
+// addDistinct adds the pattern (signs, and for max pooling the winners
+// arg) unless the problem has it, and reports whether it added it.
+func (p *Problem) addDistinct(signs []solvers.Pattern, arg []int) bool {
 	for i := range p.Signs {
 		if samePatterns(p.Signs[i], signs) && (arg == nil || equalInts(p.Argmax[i], arg)) {
-			return false, nil
+			return false
 		}
 	}
 	p.Signs = append(p.Signs, signs)
 	if arg != nil {
 		p.Argmax = append(p.Argmax, arg)
 	}
-	return true, nil
+	return true
 }
 
 func samePatterns(a, b []solvers.Pattern) bool {

@@ -96,8 +96,11 @@ func (p *Problem) pixelOf() [][]int {
 	return out
 }
 
-// MaxRobustVariables bounds SolveRobust's variables (its program is dense).
-const MaxRobustVariables = 4000
+// MaxRobustVariables bounds SolveRobust's variables: its G is built dense
+// (rows × variables) and its normal matrix, formed from G's nonzeros
+// (ipm.ConeQP.SparseG), is factored dense (10 000 variables: 0.8 GB and
+// 3·10¹¹ flops per iteration).
+const MaxRobustVariables = 10000
 
 // RobustInteriorPointFits reports whether SolveRobust takes p's robust
 // program at radius eps (at most MaxRobustVariables variables).
@@ -187,9 +190,17 @@ type robustForm struct {
 	rLoss, rGrad, orth int
 	extra              int // zero rows after the cone's
 	lossRows           int // per image: hinge 2, squared 2, BCE and logistic 1
-	g                  *mat.Dense
-	h, c               []float64
-	cone               ipm.Cone
+	// free is max pooling's WinnerBound program: no sign or winner rows.
+	// low[m] is the half (0: v, 1: w) whose terms bound image m's margin
+	// from the favourable side; the other half enters through the upper
+	// epigraphs s_mi ≥ (x_kmᵀu_i + ε‖P_kᵀu_i‖₁)_+ (variables from os, 1 + nk
+	// rows per (m, i) from rUp).
+	free    bool
+	low     []int
+	os, rUp int
+	g       *mat.Dense
+	h, c    []float64
+	cone    ipm.Cone
 }
 
 // newRobustForm returns the robust program of p at radius eps, with
@@ -218,6 +229,15 @@ func (p *Problem) layout(eps float64) *robustForm {
 	n, _ := p.X.Dims()
 	fm := &robustForm{p: p, eps: eps, n: n, f: p.Filter(), np: len(p.Signs), nk: len(p.Patches),
 		npix: p.Shape.C * p.Shape.H * p.Shape.W, pix: p.pixelOf(), masks: p.masks()}
+	if p.Pool == MaxPool && p.MaxRobust == WinnerBound {
+		fm.free = true
+		fm.low = make([]int, n)
+		for m := range fm.low {
+			if p.Loss.MarginScale(p.Y[m]) > 0 { // f must stay low: the w half's terms
+				fm.low[m] = 1
+			}
+		}
+	}
 	fm.terms = make([][][]term, fm.np)
 	fm.signs = make([][]signRow, fm.np)
 	fm.wins = make([][]winRow, fm.np)
@@ -241,6 +261,12 @@ func (p *Problem) layout(eps float64) *robustForm {
 				continue
 			}
 			a, on := p.Argmax[i][m], p.Signs[i][0][m]
+			if fm.free {
+				if on {
+					fm.terms[i][m] = []term{{a, 1}}
+				}
+				continue
+			}
 			fm.signs[i] = append(fm.signs[i], signRow{a, m, sign(on)})
 			if on {
 				fm.terms[i][m] = []term{{a, 1}}
@@ -294,8 +320,14 @@ func (p *Problem) layout(eps float64) *robustForm {
 func (fm *robustForm) placeEpigraphs() {
 	fm.gradKeys()
 	fm.oo = fm.oe + len(fm.erep)
-	fm.nx = fm.oo + 2*fm.no
-	fm.orth = fm.rGrad + 2*len(fm.erep)
+	fm.os = fm.oo + 2*fm.no
+	fm.nx = fm.os
+	fm.rUp = fm.rGrad + 2*len(fm.erep)
+	fm.orth = fm.rUp
+	if fm.free {
+		fm.nx += fm.n * fm.np
+		fm.orth += fm.n * fm.np * (1 + fm.nk)
+	}
 }
 
 // gradKeys shares the epigraph variables of the |g_mq|: g_mq depends on the
@@ -331,6 +363,9 @@ func (fm *robustForm) gradKeys() {
 				continue
 			}
 			key = key[:0]
+			if fm.free { // the terms read one half, which the key must name
+				key = append(strconv.AppendInt(key, int64(fm.low[m]), 10), '|')
+			}
 			for _, e := range es {
 				key = strconv.AppendInt(key, int64(e.i), 10)
 				key = strconv.AppendInt(append(key, ','), int64(e.k), 10)
@@ -464,6 +499,7 @@ func (fm *robustForm) build() {
 			g.Set(r, fm.oz+m, -1)
 			fm.addF(g.RawRowView(r+1), m, -y)
 			fm.addE(g.RawRowView(r+1), m, eps)
+			fm.addS(g.RawRowView(r+1), m, 1)
 			g.Set(r+1, fm.oz+m, -1)
 			h[r+1] = -1
 		case solvers.SquaredLoss:
@@ -477,6 +513,7 @@ func (fm *robustForm) build() {
 			c := p.Loss.MarginScale(y)
 			fm.addF(g.RawRowView(r), m, c)
 			fm.addE(g.RawRowView(r), m, math.Abs(c)*eps)
+			fm.addS(g.RawRowView(r), m, math.Abs(c))
 			g.Set(r, fm.oz+m, -1)
 		}
 		r += fm.lossRows
@@ -486,21 +523,41 @@ func (fm *robustForm) build() {
 	for j, m := range fm.erep {
 		rp, rn := g.RawRowView(r+2*j), g.RawRowView(r+2*j+1)
 		rp[fm.oe+j], rn[fm.oe+j] = -1, -1
+		sv, sw := fm.halfSigns(m)
 		for i := range fm.terms {
 			for _, tm := range fm.terms[i][m] {
 				for l, q := range fm.pix[tm.k] {
 					if q != fm.epix[j] {
 						continue
 					}
-					rp[fm.ov+i*f+l] += tm.w
-					rp[fm.ow+i*f+l] -= tm.w
-					rn[fm.ov+i*f+l] -= tm.w
-					rn[fm.ow+i*f+l] += tm.w
+					rp[fm.ov+i*f+l] += sv * tm.w
+					rp[fm.ow+i*f+l] += sw * tm.w
+					rn[fm.ov+i*f+l] -= sv * tm.w
+					rn[fm.ow+i*f+l] -= sw * tm.w
 				}
 			}
 		}
 	}
 	r += 2 * len(fm.erep)
+	if fm.free {
+		// −s_mi ≤ 0 and x_kmᵀu + ε Σ_{l ∈ patch k} a_l − s_mi ≤ 0 for the
+		// filter u of group i's half on the adverse side of image m.
+		for m := 0; m < n; m++ {
+			hv := halves[1-fm.low[m]]
+			for i := 0; i < np; i++ {
+				sv := fm.os + m*np + i
+				g.Set(r, sv, -1)
+				r++
+				for k := range p.Patches {
+					row := g.RawRowView(r)
+					floats.AddScaled(row[hv[0]+i*f:hv[0]+(i+1)*f], 1, p.Patches[k].RawRowView(m))
+					floats.AddScaled(row[hv[1]+i*f:hv[1]+(i+1)*f], eps, fm.masks[k])
+					row[sv] = -1
+					r++
+				}
+			}
+		}
+	}
 	fm.cone = ipm.Cone{Orthant: fm.orth}
 	for half, off := range []int{fm.ov, fm.ow} {
 		for i := 0; i < np; i++ {
@@ -524,16 +581,72 @@ func (fm *robustForm) build() {
 	}
 }
 
-// addF adds a·f_m to the row: f_m = Σ_i Σ_terms w·x_kmᵀ(v_i − w_i).
+// addF adds a·f_m to the row: f_m = Σ_i Σ_terms w·x_kmᵀ(σ_v v_i + σ_w w_i)
+// (halfSigns).
 func (fm *robustForm) addF(row []float64, m int, a float64) {
 	f := fm.f
+	sv, sw := fm.halfSigns(m)
 	for i := range fm.terms {
 		for _, tm := range fm.terms[i][m] {
 			x := fm.p.Patches[tm.k].RawRowView(m)
-			floats.AddScaled(row[fm.ov+i*f:fm.ov+(i+1)*f], a*tm.w, x)
-			floats.AddScaled(row[fm.ow+i*f:fm.ow+(i+1)*f], -a*tm.w, x)
+			if sv != 0 {
+				floats.AddScaled(row[fm.ov+i*f:fm.ov+(i+1)*f], a*tm.w, x)
+			}
+			if sw != 0 {
+				floats.AddScaled(row[fm.ow+i*f:fm.ow+(i+1)*f], -a*tm.w, x)
+			}
 		}
 	}
+}
+
+// halfSigns returns the signs σ_v, σ_w with which the halves' filters enter
+// image m's terms: 1, −1 (f = Σ v − w); in the WinnerBound program only
+// the favourable half's (low[m]), the other 0.
+func (fm *robustForm) halfSigns(m int) (sv, sw float64) {
+	switch {
+	case !fm.free:
+		return 1, -1
+	case fm.low[m] == 0:
+		return 1, 0
+	}
+	return 0, -1
+}
+
+// addS adds a·Σ_i s_mi to the row (WinnerBound's upper epigraphs).
+func (fm *robustForm) addS(row []float64, m int, a float64) {
+	if !fm.free {
+		return
+	}
+	for i := 0; i < fm.np; i++ {
+		row[fm.os+m*fm.np+i] += a
+	}
+}
+
+// upper returns Σ_i max(0, max_k x_kmᵀu_i + ε‖P_kᵀu_i‖₁) over the filters
+// u_i of image m's adverse half (WinnerBound; 0 otherwise).
+func (fm *robustForm) upper(m int, w, wp []float64) float64 {
+	if !fm.free {
+		return 0
+	}
+	x := wp
+	if fm.low[m] == 1 {
+		x = w
+	}
+	f := fm.f
+	var sum float64
+	for i := 0; i < fm.np; i++ {
+		u := x[i*f : (i+1)*f]
+		best := 0.0
+		for k, xk := range fm.p.Patches {
+			v := floats.Dot(xk.RawRowView(m), u)
+			for l, ul := range u {
+				v += fm.eps * fm.masks[k][l] * math.Abs(ul)
+			}
+			best = math.Max(best, v)
+		}
+		sum += best
+	}
+	return sum
 }
 
 // addE adds a·Σ_q e_mq to the row.
@@ -591,6 +704,9 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	case len(p.Signs) == 0:
 		return nil, errors.New("cnn: no patterns (SamplePatterns)")
 	}
+	if err := p.checkMaxRobust(); err != nil {
+		return nil, err
+	}
 	if tol == 0 {
 		tol = 1e-9
 	}
@@ -598,7 +714,7 @@ func (p *Problem) SolveRobust(ctx context.Context, eps, tol float64) (*RobustRes
 	if err != nil {
 		return nil, err
 	}
-	qp := &ipm.ConeQP{C: fm.c, G: fm.g, H: fm.h, K: fm.cone}
+	qp := &ipm.ConeQP{C: fm.c, G: fm.g, H: fm.h, K: fm.cone, SparseG: true}
 	var res *ipm.ConeQPResult
 	var stop error // ctx's error when it ended the solve: the point so far is returned with it
 	iters := 0
@@ -742,9 +858,29 @@ func (fm *robustForm) proximalNewton(ctx context.Context, qp *ipm.ConeQP, tol fl
 // first has its entries below 10⁻⁸, then 10⁻⁶, of its largest set to zero
 // (a filter of only its bias satisfies every winner constraint exactly);
 // if it still violates one it is set to zero, which satisfies every one.
+//
+// Then the groups the recovery drops (solvers.RecoveryTol) are set to zero,
+// so that the point's worst-case loss terms are the recovered network's.
 func (fm *robustForm) restore(w, wp []float64) {
 	f := fm.f
 	trial := make([]float64, f)
+	defer func() {
+		var big float64
+		for _, x := range [][]float64{w, wp} {
+			for i := 0; i < fm.np; i++ {
+				big = math.Max(big, floats.Norm(x[i*f:(i+1)*f], 2))
+			}
+		}
+		for _, x := range [][]float64{w, wp} {
+			for i := 0; i < fm.np; i++ {
+				if u := x[i*f : (i+1)*f]; floats.Norm(u, 2) <= solvers.RecoveryTol*big {
+					for l := range u {
+						u[l] = 0
+					}
+				}
+			}
+		}
+	}()
 	for _, x := range [][]float64{w, wp} {
 		for i := 0; i < fm.np; i++ {
 			u := x[i*f : (i+1)*f]
@@ -880,6 +1016,9 @@ func (fm *robustForm) bound(z []float64) float64 {
 				q[l], rad[l] = 0, 0
 			}
 			for m := 0; m < n; m++ {
+				if fm.free && fm.low[m] != half {
+					continue
+				}
 				for _, tm := range fm.terms[i][m] {
 					floats.AddScaled(q, sigma*tm.w*a[m], p.Patches[tm.k].RawRowView(m))
 					for l, px := range fm.pix[tm.k] {
@@ -890,6 +1029,7 @@ func (fm *robustForm) bound(z []float64) float64 {
 				}
 			}
 			fm.addRobustMultipliers(z, half, i, q, rad)
+			fm.addUpperMultipliers(z, half, i, b, q, rad)
 			var d2 float64
 			for l := range q {
 				if e := math.Abs(q[l]) - rad[l]; e > 0 {
@@ -921,6 +1061,43 @@ func (fm *robustForm) bound(z []float64) float64 {
 		lower, mag = p.Loss.NegConjugate(a, nil, p.Y, s)
 	}
 	return lower - 1e-13*mag
+}
+
+// addUpperMultipliers adds to q and rad the terms of WinnerBound's upper
+// epigraph rows of group (half, i) on the images where that half is
+// adverse: multipliers μ_k ≥ 0 of x_kmᵀu + ε‖P_kᵀu‖₁ − s_mi ≤ 0, scaled
+// to Σ_k μ_k ≤ b_m, the loss term's weight on s_mi, so that
+// b_m s_mi ≥ Σ_k μ_k (x_kmᵀu + ε‖P_kᵀu‖₁) for every u.
+func (fm *robustForm) addUpperMultipliers(z []float64, half, i int, b, q, rad []float64) {
+	if !fm.free {
+		return
+	}
+	mu := make([]float64, fm.nk)
+	for m := 0; m < fm.n; m++ {
+		if fm.low[m] == half {
+			continue
+		}
+		r0 := fm.rUp + (m*fm.np+i)*(1+fm.nk) + 1
+		var sum float64
+		for k := range mu {
+			mu[k] = math.Max(0, z[r0+k])
+			sum += mu[k]
+		}
+		if sum == 0 {
+			continue
+		}
+		scale := 1.0
+		if sum > b[m] {
+			scale = b[m] / sum
+		}
+		for k, xk := range fm.p.Patches {
+			if mu[k] == 0 {
+				continue
+			}
+			floats.AddScaled(q, scale*mu[k], xk.RawRowView(m))
+			floats.AddScaled(rad, fm.eps*scale*mu[k], fm.masks[k])
+		}
+	}
 }
 
 // addRobustMultipliers adds to q (the linear coefficients of group (half,
@@ -1002,11 +1179,12 @@ func (fm *robustForm) objective(w, wp []float64) (float64, []float64) {
 		for q := range gm {
 			gm[q] = 0
 		}
+		sv, sw := fm.halfSigns(m)
 		for i := range fm.terms {
 			for _, tm := range fm.terms[i][m] {
 				x := p.Patches[tm.k].RawRowView(m)
 				for l, q := range fm.pix[tm.k] {
-					d := w[i*f+l] - wp[i*f+l]
+					d := sv*w[i*f+l] + sw*wp[i*f+l]
 					fv += tm.w * x[l] * d
 					if q >= 0 {
 						gm[q] += tm.w * d
@@ -1014,7 +1192,7 @@ func (fm *robustForm) objective(w, wp []float64) (float64, []float64) {
 				}
 			}
 		}
-		g1 := eps * floats.Norm(gm, 1)
+		g1 := eps*floats.Norm(gm, 1) + fm.upper(m, w, wp)
 		switch p.Loss {
 		case solvers.HingeLoss:
 			terms[m] = math.Max(0, 1-p.Y[m]*fv+g1)
@@ -1052,6 +1230,20 @@ func (p *Problem) RobustViolation(eps float64, w, wp []float64) (float64, error)
 		}
 	}
 	return worst, nil
+}
+
+// checkMaxRobust reports a MaxRobust form the problem's pooling and loss
+// do not take.
+func (p *Problem) checkMaxRobust() error {
+	switch {
+	case p.MaxRobust != WinnerRows && p.MaxRobust != WinnerBound:
+		return fmt.Errorf("cnn: unknown max-pooling robust program %v", p.MaxRobust)
+	case p.MaxRobust == WinnerBound && p.Pool != MaxPool:
+		return errors.New("cnn: the winner bound is max pooling's robust program (average pooling has no winner: its sign rows keep the network linear on the ball)")
+	case p.MaxRobust == WinnerBound && p.Loss == solvers.SquaredLoss:
+		return errors.New("cnn: the winner bound takes the losses monotone in the margin (hinge, BCE, logistic), not the squared loss")
+	}
+	return nil
 }
 
 // checkPoint reports a point (w, w′) that is not one of the program's

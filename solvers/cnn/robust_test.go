@@ -187,26 +187,34 @@ func TestRobustBoundValidForAnyMultipliers(t *testing.T) {
 			}
 			check(fmt.Sprintf("a solve at tolerance %g", tol), res.Lower)
 		}
-		_, rows, err := cnn.RobustBound(p, eps, nil)
+		boundsFromRandomMultipliers(t, rng, p, eps, 5, check)
+	}
+	t.Logf("%d bounds checked", checked)
+}
+
+// boundsFromRandomMultipliers hands check the robust program's lower bounds
+// from draws random multiplier vectors (entries spread over four decades,
+// a third negative, which the bound clips).
+func boundsFromRandomMultipliers(t *testing.T, rng *rand.Rand, p *cnn.Problem, eps float64, draws int, check func(what string, lower float64)) {
+	t.Helper()
+	_, rows, err := cnn.RobustBound(p, eps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < draws; k++ {
+		z := make([]float64, rows)
+		for r := range z {
+			z[r] = rng.ExpFloat64() * math.Pow(10, -3+3*rng.Float64())
+			if rng.IntN(3) == 0 {
+				z[r] = -z[r] // negative entries are clipped
+			}
+		}
+		lower, _, err := cnn.RobustBound(p, eps, z)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := 0; k < 5; k++ {
-			z := make([]float64, rows)
-			for r := range z {
-				z[r] = rng.ExpFloat64() * math.Pow(10, -3+3*rng.Float64())
-				if rng.IntN(3) == 0 {
-					z[r] = -z[r] // negative entries are clipped
-				}
-			}
-			lower, _, err := cnn.RobustBound(p, eps, z)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check("random multipliers", lower)
-		}
+		check("random multipliers", lower)
 	}
-	t.Logf("%d bounds checked", checked)
 }
 
 func TestRobustRefusals(t *testing.T) {

@@ -132,7 +132,7 @@ func TestRobustInteriorPointFits(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		fits bool
-	}{{10, true}, {400, false}} {
+	}{{10, true}, {2000, false}} {
 		x, y := images(rng, c.n, shape, solvers.HingeLoss)
 		p, err := cnn.New(x, shape, cnn.Conv{Size: 3, Stride: 1, Bias: true}, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
 		if err != nil {

@@ -33,6 +33,11 @@ type ConeQP struct {
 	A *mat.Dense    // p×n or nil
 	B []float64     // p
 	K Cone
+	// SparseG says G is mostly zeros: the products with G and the normal
+	// matrix GᵀW⁻²G use its nonzeros only (Σ_r nnz_r² flops over the
+	// orthant's rows, dense blocks over each second-order cone's columns,
+	// instead of n²m).
+	SparseG bool
 }
 
 // ConeQPResult is the outcome of SolveConeQP. For Optimal, and for the

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // denseQP are the operators and the KKT solver of a dense ConeQP: the
@@ -27,6 +28,118 @@ type denseQP struct {
 	w         *ntScaling
 	tz        []float64
 	tx, ty    []float64
+	rows      *sparseRows // G by rows when ConeQP.SparseG (then wg stays empty)
+}
+
+// sparseRows is a matrix by rows: row r's nonzeros are in columns
+// idx[start[r]:start[r+1]] with values val[start[r]:start[r+1]].
+type sparseRows struct {
+	start []int
+	idx   []int
+	val   []float64
+}
+
+func newSparseRows(g *mat.Dense) *sparseRows {
+	m, _ := g.Dims()
+	sr := &sparseRows{start: make([]int, m+1)}
+	for r := 0; r < m; r++ {
+		for c, v := range g.RawRowView(r) {
+			if v != 0 {
+				sr.idx = append(sr.idx, c)
+				sr.val = append(sr.val, v)
+			}
+		}
+		sr.start[r+1] = len(sr.idx)
+	}
+	return sr
+}
+
+// mul sets out = αGx + β·out.
+func (sr *sparseRows) mul(out, x []float64, alpha, beta float64) {
+	for r := range out {
+		var s float64
+		for e := sr.start[r]; e < sr.start[r+1]; e++ {
+			s += sr.val[e] * x[sr.idx[e]]
+		}
+		if beta == 0 {
+			out[r] = alpha * s
+		} else {
+			out[r] = alpha*s + beta*out[r]
+		}
+	}
+}
+
+// mulT sets out = αGᵀz + β·out.
+func (sr *sparseRows) mulT(out, z []float64, alpha, beta float64) {
+	if beta == 0 {
+		clear(out)
+	} else if beta != 1 {
+		floats.Scale(beta, out)
+	}
+	for r := 0; r+1 < len(sr.start); r++ {
+		a := alpha * z[r]
+		if a == 0 {
+			continue
+		}
+		for e := sr.start[r]; e < sr.start[r+1]; e++ {
+			out[sr.idx[e]] += a * sr.val[e]
+		}
+	}
+}
+
+// normal sets the lower triangle of h to GᵀW⁻²G: over each orthant row r
+// the outer product of its nonzeros divided by d_r², over each
+// second-order cone the Gram matrix of W_j⁻¹ times the block's rows,
+// restricted to the columns they use.
+func (sr *sparseRows) normal(w *ntScaling, h blas64.Symmetric) {
+	clear(h.Data)
+	L := w.k.Orthant
+	for r := 0; r < L; r++ {
+		s := 1 / (w.d[r] * w.d[r])
+		lo, hi := sr.start[r], sr.start[r+1]
+		for a := lo; a < hi; a++ { // columns ascend along a row
+			ia, va := sr.idx[a], s*sr.val[a]
+			row := h.Data[ia*h.Stride:]
+			for b := lo; b <= a; b++ {
+				row[sr.idx[b]] += va * sr.val[b]
+			}
+		}
+	}
+	off := L
+	pos := map[int]int{}
+	for j, q := range w.k.SOC {
+		clear(pos)
+		var cols []int
+		for r := off; r < off+q; r++ {
+			for e := sr.start[r]; e < sr.start[r+1]; e++ {
+				if _, ok := pos[sr.idx[e]]; !ok {
+					pos[sr.idx[e]] = len(cols)
+					cols = append(cols, sr.idx[e])
+				}
+			}
+		}
+		// m[c] = W_j⁻¹ (column c of the block's rows).
+		m := make([][]float64, len(cols))
+		for c := range m {
+			m[c] = make([]float64, q)
+		}
+		for r := off; r < off+q; r++ {
+			for e := sr.start[r]; e < sr.start[r+1]; e++ {
+				m[pos[sr.idx[e]]][r-off] = sr.val[e]
+			}
+		}
+		for c := range m {
+			jReflect(m[c], w.v[off-L:off-L+q], 1/w.beta[j])
+		}
+		for a, ia := range cols {
+			for b, ib := range cols {
+				if ib <= ia {
+					h.Data[ia*h.Stride+ib] += floats.Dot(m[a], m[b])
+				}
+			}
+		}
+		off += q
+	}
 }
 
 func newDenseQP(p *ConeQP) *denseQP {
@@ -36,9 +149,13 @@ func newDenseQP(p *ConeQP) *denseQP {
 		return blas64.Symmetric{N: n, Stride: max(1, n), Uplo: blas.Lower, Data: make([]float64, n*n)}
 	}
 	q := &denseQP{p: p, nx: nx, ny: ny, m: m,
-		wg: blas64.General{Rows: nx, Cols: m, Stride: max(1, m), Data: make([]float64, nx*m)},
-		h:  sym(nx), hs: sym(nx),
+		h: sym(nx), hs: sym(nx),
 		tz: make([]float64, m), tx: make([]float64, nx), ty: make([]float64, ny),
+	}
+	if p.SparseG {
+		q.rows = newSparseRows(p.G)
+	} else {
+		q.wg = blas64.General{Rows: nx, Cols: m, Stride: max(1, m), Data: make([]float64, nx*m)}
 	}
 	if ny > 0 {
 		q.hiat = blas64.General{Rows: nx, Cols: ny, Stride: ny, Data: make([]float64, nx*ny)}
@@ -56,10 +173,18 @@ func (q *denseQP) mulQ(out, x []float64) {
 }
 
 func (q *denseQP) mulG(out, x []float64, alpha, beta float64) {
+	if q.rows != nil {
+		q.rows.mul(out, x, alpha, beta)
+		return
+	}
 	blas64.Gemv(blas.NoTrans, alpha, q.p.G.RawMatrix(), vec(x), beta, vec(out))
 }
 
 func (q *denseQP) mulGT(out, z []float64, alpha, beta float64) {
+	if q.rows != nil {
+		q.rows.mulT(out, z, alpha, beta)
+		return
+	}
 	blas64.Gemv(blas.Trans, alpha, q.p.G.RawMatrix(), vec(z), beta, vec(out))
 }
 
@@ -79,15 +204,19 @@ func (q *denseQP) mulAT(out, y []float64, alpha, beta float64) {
 
 func (q *denseQP) factor(w *ntScaling) error {
 	q.w = w
-	g := q.p.G.RawMatrix()
-	for i := 0; i < q.nx; i++ {
-		row := q.wg.Data[i*q.wg.Stride : i*q.wg.Stride+q.m]
-		for r := 0; r < q.m; r++ {
-			row[r] = g.Data[r*g.Stride+i]
+	if q.rows != nil {
+		q.rows.normal(w, q.h)
+	} else {
+		g := q.p.G.RawMatrix()
+		for i := 0; i < q.nx; i++ {
+			row := q.wg.Data[i*q.wg.Stride : i*q.wg.Stride+q.m]
+			for r := 0; r < q.m; r++ {
+				row[r] = g.Data[r*g.Stride+i]
+			}
+			w.unscale(row)
 		}
-		w.unscale(row)
+		blas64.Syrk(blas.NoTrans, 1, q.wg, 0, q.h)
 	}
-	blas64.Syrk(blas.NoTrans, 1, q.wg, 0, q.h)
 	if q.p.Q != nil {
 		qs := q.p.Q.RawSymmetric()
 		for i := 0; i < q.nx; i++ {

@@ -373,11 +373,20 @@ def solve_robustcnn(prob):
     |c_m| eps ||g_m||_1) (mean; BCE c_m = 2 (1 - 2 y_m), logistic c_m =
     -y_m). The absolute values are epigraphs; conelp, coneqp or cp over u =
     (v_1..v_P, w_1..w_P), t (2P), a = |u| (2P f), xi (n), e (n * pixels),
-    then the winner epigraphs."""
+    then the winner epigraphs.
+
+    "pool": "max-bound" is max pooling's winner-bound program: no sign or
+    winner constraints. Image m's loss sees the worst margin bounded by the
+    filters on its favourable side (the v half when the loss falls as f
+    grows: hinge and logistic y_m = 1, BCE y_m = 1; else the w half) through
+    their winners as above, f_m and g_m from that half only, plus, for each
+    filter u of the other half, s_mj >= max(0, max_k x_km' u + eps * sum_{l
+    reads a pixel} |u_l|), added to the margin's bound (times |c_m|)."""
     X, y, (C, H, W), (size, stride, pad) = prob["X"], prob["y"], prob["shape"], prob["conv"]
     bias = bool(prob.get("bias", False))
     loss = prob.get("loss", "hinge")
-    maxpool = prob.get("pool", "avg") == "max"
+    bound = prob.get("pool", "avg") == "max-bound"
+    maxpool = prob.get("pool", "avg") == "max" or bound
     argmax = prob.get("argmax")
     signs, beta, eps = prob["signs"], float(prob["beta"]), float(prob["eps"])
     n, P = len(X), len(signs)
@@ -404,7 +413,7 @@ def solve_robustcnn(prob):
     oe = oxi + n
     owin = oe + n * npix
     winners = []  # (group j, image m, winner a, other patch k)
-    if maxpool:
+    if maxpool and not bound:
         for j in range(ng):
             for m in range(n):
                 for k in range(K):
@@ -413,7 +422,20 @@ def solve_robustcnn(prob):
     def union(a, k):
         return sorted({q for q in patches[a] + patches[k] if q >= 0})
 
-    nx = owin + sum(len(union(a, k)) for _, _, a, k in winners)
+    oup = owin + sum(len(union(a, k)) for _, _, a, k in winners)
+    nx = oup + (n * P if bound else 0)
+
+    def scale(m):
+        """c_m: the loss grows with c_m f_m"""
+        if loss == "bce":
+            return 2.0 * (1.0 - 2.0 * y[m])
+        return -y[m]
+
+    def favourable(m, j):
+        """whether filter group j (v: j < P) answers in image m's f_m"""
+        if not bound:
+            return True
+        return (j < P) == (scale(m) < 0)
 
     def val(m, q):
         return X[m][q] if q >= 0 else (1.0 if q == -2 else 0.0)
@@ -426,6 +448,8 @@ def solve_robustcnn(prob):
 
     def sign_rows(i, m):
         """the (patch, sign) of group i's robust sign constraints on image m"""
+        if bound:
+            return []
         if maxpool:
             return [(argmax[i][m], 1.0 if signs[i][0][m] else -1.0)]
         return [(k, 1.0 if signs[i][k][m] else -1.0) for k in range(K)]
@@ -473,14 +497,33 @@ def solve_robustcnn(prob):
                 for l, q in enumerate(patches[k]):
                     if q != -1:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
-                            row[j * f + l] = row.get(j * f + l, 0.0) + a * sg * val(m, q) * wt
+                            if favourable(m, j):
+                                row[j * f + l] = row.get(j * f + l, 0.0) + a * sg * val(m, q) * wt
         return row
 
     def with_e(row, m, coef):
         for q in range(npix):
             row[oe + m * npix + q] = coef
         row[oxi + m] = -1.0
+        if bound:  # coef = |c_m| eps: the upper epigraphs enter with |c_m|
+            for i in range(P):
+                row[oup + m * P + i] = coef / eps
         return row
+
+    if bound:
+        for m in range(n):
+            for i in range(P):
+                j = P + i if favourable(m, i) else i  # the adverse half's filter
+                sv = oup + m * P + i
+                lin.append(({sv: -1.0}, 0.0))
+                for k in range(K):
+                    row = {sv: -1.0}
+                    for l, q in enumerate(patches[k]):
+                        if q != -1:
+                            row[j * f + l] = row.get(j * f + l, 0.0) + val(m, q)
+                        if q >= 0:
+                            row[oa + j * f + l] = row.get(oa + j * f + l, 0.0) + eps
+                    lin.append((row, 0.0))
 
     for m in range(n):
         if loss == "squared":  # z_m >= |f_m - y_m| + eps ||g_m||_1, z in xi's place
@@ -499,7 +542,8 @@ def solve_robustcnn(prob):
                 for l, q in enumerate(patches[k]):
                     if q >= 0:
                         for j, sg in ((i, 1.0), (P + i, -1.0)):
-                            grads[q][j * f + l] = grads[q].get(j * f + l, 0.0) + sg * wt
+                            if favourable(m, j):
+                                grads[q][j * f + l] = grads[q].get(j * f + l, 0.0) + sg * wt
         for q in range(npix):
             for sg in (1.0, -1.0):
                 row = {c: sg * a for c, a in grads[q].items()}
