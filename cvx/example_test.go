@@ -3,10 +3,13 @@ package cvx_test
 import (
 	"fmt"
 	"log"
+	"math"
 	"os"
 
 	"github.com/convexnn/convexnn/cvx"
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/solvers"
+	"gonum.org/v1/gonum/mat"
 )
 
 // A problem is built by chaining, then solved to the global optimum of its
@@ -89,4 +92,38 @@ func ExampleProblem_Robust() {
 	fmt.Printf("%d of %d training points certified\n", n, len(certified))
 	// Output:
 	// 30 of 30 training points certified
+}
+
+// Robust max pooling by the winner bound: patterns from filters trained on
+// the bound, the program's certified optimum over them, and its network's
+// loss under PGD never above the certified robust objective.
+func ExampleProblem_WinnerBound() {
+	shape := cvx.ImageShape{C: 1, H: 4, W: 4}
+	x := mat.NewDense(20, 16, nil)
+	y := make([]float64, 20)
+	for k := 0; k < 20; k++ {
+		for l := 0; l < 16; l++ {
+			x.Set(k, l, math.Mod(float64(7*k+3*l*l+k*l), 10)/10) // pixels in [0, 1)
+		}
+		y[k] = math.Copysign(1, x.At(k, 0)+x.At(k, 15)-0.9)
+	}
+	const eps = 0.02
+	prob := cvx.Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(shape, 2, 2).MaxPool().Robust(eps, cvx.LInf).BoundPatterns(4, 1)
+	sol, err := cvx.Solve(prob, cvx.IPM{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var attacked float64 // the mean hinge loss PGD reaches
+	for k := 0; k < 20; k++ {
+		l, err := sol.CNN.PGD(x.RawRowView(k), y[k], eps, 20, solvers.HingeLoss)
+		if err != nil {
+			log.Fatal(err)
+		}
+		attacked += l / 20
+	}
+	fmt.Println("certified to 1e-6:", sol.Gap <= 1e-6)
+	fmt.Println("PGD's mean loss within the certified objective:", attacked <= sol.Objective)
+	// Output:
+	// certified to 1e-6: true
+	// PGD's mean loss within the certified objective: true
 }

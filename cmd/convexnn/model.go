@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/solvers"
+	"github.com/convexnn/convexnn/solvers/backprop"
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/general"
@@ -172,9 +173,22 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 	if err != nil {
 		return 0, badInput("problem: %v", err)
 	}
+	switch {
+	case (pj.WinnerBound || pj.BoundPatterns != 0) && (in.model != modelCNNMax || !(pj.Eps > 0)):
+		return 0, badInput("problem: \"winner_bound\" and \"bound_patterns\" are the robust program of \"cnn-max\" (\"eps\" > 0)")
+	case pj.BoundPatterns != 0 && (!pj.WinnerBound || pj.BoundPatterns < 1):
+		return 0, badInput("problem: \"bound_patterns\": %d: need ≥ 1 filters, with \"winner_bound\": true", pj.BoundPatterns)
+	case pj.WinnerBound:
+		cp.MaxRobust = cnn.WinnerBound
+	}
 	got, err := cp.SamplePatterns(pj.P, *pj.Seed)
 	if err != nil {
 		return 0, badInput("problem: %v", err)
+	}
+	if pj.BoundPatterns > 0 {
+		if _, _, err := backprop.BoundPatterns(context.Background(), cp, pj.Eps, pj.BoundPatterns, 3, 1000, 0.02, *pj.Seed); err != nil {
+			return 0, badInput("problem: %v", err)
+		}
 	}
 	in.gen = cnnModel{cp}
 	in.eps = pj.Eps
@@ -469,6 +483,15 @@ func solveRobustCNN(ctx context.Context, in *modelInput, solver string, maxIter 
 	if err != nil {
 		return res, err
 	}
+	if cp.MaxRobust == cnn.WinnerBound { // no pattern holds at the point: the network's own objective
+		net, err := cp.Recover(r.W, r.Wp)
+		if err != nil {
+			return res, err
+		}
+		if clean, err = net.Objective(cp.X, cp.Y, cp.Loss, cp.Beta); err != nil {
+			return res, err
+		}
+	}
 	res.CleanObjective = &clean
 	res.Seconds = time.Since(start).Seconds()
 	return res, in.gen.result(&res, r.W, r.Wp)
@@ -488,6 +511,9 @@ func (pj *problemJSON) refuseOtherModelsFields(model string) error {
 	}
 	if pj.Generate != nil && model != modelCNNAvg && model != modelCNNMax {
 		return badInput("problem: field \"generate\" belongs to the models \"cnn-avg\" and \"cnn-max\"")
+	}
+	if (pj.WinnerBound || pj.BoundPatterns != 0) && model != modelCNNMax {
+		return badInput("problem: fields \"winner_bound\" and \"bound_patterns\" belong to the model \"cnn-max\" (robust, \"eps\" > 0)")
 	}
 	return nil
 }

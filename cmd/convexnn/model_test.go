@@ -313,3 +313,31 @@ func TestSolveBeyondBetaMax(t *testing.T) {
 		}
 	}
 }
+
+// The winner bound from the command line: "winner_bound" with
+// "bound_patterns" on a robust cnn-max problem, certified, below the
+// appendix's program on the same sampled patterns; misplaced fields
+// refused.
+func TestSolveRobustCNNWinnerBound(t *testing.T) {
+	body := withFields(t, cnnProblem(12, []int{1, 4, 4}, "hinge", "cnn-max", 4), map[string]any{"eps": 0.03, "P": 2})
+	rows := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "ipm")
+	bound := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"winner_bound": true, "bound_patterns": 4})), "-solver", "ipm")
+	if bound.LowerBound == nil || *bound.CertifiedGap > 1e-6 || bound.MaxViolation != 0 || !(bound.Objective < rows.Objective) || bound.CleanObjective == nil || *bound.CleanObjective > bound.Objective+1e-9 {
+		t.Errorf("winner bound: objective %v (the appendix's program %v), clean %v, certified gap %v, violation %v", bound.Objective, rows.Objective, bound.CleanObjective, bound.CertifiedGap, bound.MaxViolation)
+	}
+	for _, c := range []struct {
+		fields map[string]any
+		want   string
+	}{
+		{map[string]any{"winner_bound": true, "eps": 0}, `robust program of "cnn-max"`},
+		{map[string]any{"bound_patterns": 3}, `with "winner_bound": true`},
+		{map[string]any{"winner_bound": true, "bound_patterns": -1}, `"bound_patterns": -1`},
+		{map[string]any{"winner_bound": true, "model": "cnn-avg"}, `belong to the model "cnn-max"`},
+	} {
+		var out bytes.Buffer
+		err := solveCommand(context.Background(), []string{"-problem", writeProblem(t, withFields(t, body, c.fields)), "-solver", "ipm"}, &out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %s", c.fields, err, c.want)
+		}
+	}
+}

@@ -62,6 +62,12 @@ type problemJSON struct {
 	// Generate grows a CNN's patterns by the dual (cnn.Problem.
 	// SolveGenerating; -solver ipm or auto).
 	Generate *generateJSON `json:"generate"`
+	// WinnerBound solves a robust "cnn-max" problem by the winner bound
+	// (cnn.WinnerBound) instead of the appendix's program; BoundPatterns
+	// (≥ 1) adds the patterns of that many filters trained on the bound
+	// (backprop.BoundPatterns, best of 3 starts, seeded by "seed").
+	WinnerBound   bool `json:"winner_bound"`
+	BoundPatterns int  `json:"bound_patterns"`
 	// Gated asks for the gated ReLU program (no cone constraints; gates
 	// drawn with "P" and "seed"); Classes c ≥ 2 for a multi-class problem
 	// with labels 0…c−1 (gated, "loss" "softmax" or "squared"); Groups is
