@@ -36,6 +36,10 @@ type convSpec struct {
 	winnerBound bool
 	boundWidth  int
 	boundSeed   uint64
+	// backpropWidth filters of a back-prop CNN give their patterns
+	// (BackpropPatterns; 0: none).
+	backpropWidth int
+	backpropSeed  uint64
 }
 
 // Conv makes the problem a two-layer CNN with global average pooling
@@ -154,6 +158,29 @@ func (p *Problem) BoundPatterns(width int, seed uint64) *Problem {
 	return p
 }
 
+// BackpropPatterns gives a standard Conv problem the patterns of a CNN of
+// width filters trained by back-prop on the same images, labels, loss and β
+// (backprop.CNNPatterns: full-batch Adam, 1000 steps, learning rate 0.02,
+// Gaussian start drawn with seed), beside any sampled ones (SamplePatterns,
+// then optional). That network is a point of the program, so the certified
+// optimum over its patterns is at most its objective: the convex solve
+// starts where back-prop ended, and GeneratePatterns continues from there.
+// Random filters' patterns give max pooling winners that no trained filter
+// has (on 2000 MNIST digits their optimum stays 2–2.5× back-prop's after
+// rounds of generation). For robust max pooling use BoundPatterns.
+func (p *Problem) BackpropPatterns(width int, seed uint64) *Problem {
+	switch {
+	case p.err != nil:
+	case p.conv == nil:
+		p.err = errors.New("cvx: BackpropPatterns: call Conv first (it trains a CNN)")
+	case width < 1:
+		p.err = fmt.Errorf("cvx: BackpropPatterns(%d, %d): need ≥ 1 filter", width, seed)
+	default:
+		p.conv.backpropWidth, p.conv.backpropSeed = width, seed
+	}
+	return p
+}
+
 // generating reports whether the problem generates patterns.
 func (p *Problem) generating() bool { return p.conv != nil && p.conv.rounds > 0 }
 
@@ -195,10 +222,12 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 		return nil, nil, errors.New("cvx: Conv: robust (adversarial) CNN training is available for the ℓ∞ ball (cvx.Solve)")
 	case p.exact:
 		return nil, nil, errors.New("cvx: Conv: exact patterns are not available for CNNs; use SamplePatterns(P, seed)")
-	case p.patterns < 1 && p.conv.boundWidth == 0:
-		return nil, nil, errors.New("cvx: Conv: the CNN program needs patterns: call SamplePatterns(P, seed)")
+	case p.patterns < 1 && p.conv.boundWidth == 0 && p.conv.backpropWidth == 0:
+		return nil, nil, errors.New("cvx: Conv: the CNN program needs patterns: call SamplePatterns(P, seed) or BackpropPatterns(width, seed)")
 	case p.conv.winnerBound && (p.conv.pool != cnn.MaxPool || !p.robust()):
 		return nil, nil, errors.New("cvx: WinnerBound: it is the robust program of max pooling: call MaxPool and Robust(ε, cvx.LInf)")
+	case p.conv.backpropWidth > 0 && p.robust():
+		return nil, nil, errors.New("cvx: BackpropPatterns: it is for standard (not robust) CNNs; robust max pooling takes BoundPatterns")
 	case p.generating() && p.robust():
 		return nil, nil, errors.New("cvx: GeneratePatterns: pattern generation is for standard (not robust) CNNs: it prices with the loss dual of their interior-point method")
 	}
@@ -230,6 +259,13 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 			return nil, nil, fmt.Errorf("cvx: BoundPatterns: %w", err)
 		}
 		note(fmt.Sprintf("cvx: %d filters trained on the winner bound to %.6g (best of 3 starts): %d new patterns", w, bound, added))
+	}
+	if w := p.conv.backpropWidth; w > 0 {
+		added, obj, err := backprop.CNNPatterns(context.Background(), cp, w, 1000, 0.02, p.conv.backpropSeed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cvx: BackpropPatterns: %w", err)
+		}
+		note(fmt.Sprintf("cvx: a CNN of %d filters trained by back-prop to objective %.6g: %d new patterns", w, obj, added))
 	}
 	gp, err := cp.Program()
 	return cp, gp, err

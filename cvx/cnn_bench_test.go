@@ -15,10 +15,14 @@ import (
 // digits at 14×14 (validation: the 1984 official test digits alike), the
 // convex CNN with average or max pooling (3×3 filters with bias, stride 2, hinge,
 // β = 10⁻⁴) trained in ≤ 30 s and within a point of back-prop of the same
-// width. The convex program holds 8 sampled patterns and 4 rounds of up to
-// 16 generated ones (GeneratePatterns), solved by the interior-point method
-// and certified; back-prop (BackpropArchitecture: full-batch Adam, 1000
-// steps, seed 1) gets the convex network's width. Run with
+// width. The convex program starts from the patterns of a back-prop CNN of
+// 16 filters (BackpropPatterns) and grows by 2 rounds of up to 8 generated
+// ones (GeneratePatterns), solved by the interior-point method and
+// certified; back-prop (BackpropArchitecture: full-batch Adam, 1000 steps,
+// the same seed) gets the convex network's width. CNN_SAMPLED,
+// CNN_BACKPROP, CNN_ROUNDS and CNN_PER_ROUND change the sampled patterns
+// (0), the back-prop filters (16), and the rounds (2) of up to
+// CNN_PER_ROUND (8) patterns. Run with
 //
 //	go test -tags openblas -run '^$' -bench CNNGenerated -benchtime 3x ./cvx/
 func BenchmarkCNNGenerated(b *testing.B) {
@@ -30,17 +34,34 @@ func BenchmarkCNNGenerated(b *testing.B) {
 }
 
 func benchCNNGenerated(b *testing.B, tr, te *data.Set, shape ImageShape, pool string) {
+	env := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+			return v
+		}
+		return def
+	}
+	sampled, rounds, perRound, bpWidth := env("CNN_SAMPLED", 0), env("CNN_ROUNDS", 2), env("CNN_PER_ROUND", 8), env("CNN_BACKPROP", 16)
 	for k := range b.N {
 		seed := uint64(k + 1)
 		prob := func() *Problem {
-			p := Classify(tr.X, tr.Y).Hinge().Beta(1e-4).Bias().Conv(shape, 3, 2).SamplePatterns(8, seed)
+			p := Classify(tr.X, tr.Y).Hinge().Beta(1e-4).Bias().Conv(shape, 3, 2)
+			if sampled > 0 {
+				p.SamplePatterns(sampled, seed)
+			}
 			if pool == "max" {
 				p.MaxPool()
 			}
 			return p
 		}
 		start := time.Now()
-		sol, err := Solve(prob().GeneratePatterns(4, 16), IPM{})
+		p := prob()
+		if bpWidth > 0 {
+			p.BackpropPatterns(bpWidth, seed)
+		}
+		if rounds > 0 {
+			p.GeneratePatterns(rounds, perRound)
+		}
+		sol, err := Solve(p, IPM{})
 		if err != nil {
 			b.Fatal(err)
 		}

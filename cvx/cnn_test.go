@@ -375,3 +375,55 @@ func TestWinnerBound(t *testing.T) {
 		t.Errorf("ADMM on the winner bound: %v", err)
 	}
 }
+
+// BackpropPatterns: the certified optimum over a back-prop CNN's patterns
+// is at most that network's objective (BackpropArchitecture with the same
+// width, steps and seed trains the same network) and below the sampled
+// patterns' optimum, for both poolings; generation continues from it.
+func TestBackpropPatterns(t *testing.T) {
+	s := ImageShape{C: 1, H: 4, W: 4}
+	x, y := cnnData(24, s, 5)
+	for _, pool := range []string{"avg", "max"} {
+		prob := func() *Problem {
+			p := Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(s, 2, 2)
+			if pool == "max" {
+				p.MaxPool()
+			}
+			return p
+		}
+		sampled, err := Solve(prob().SamplePatterns(3, 1), IPM{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trained, err := Solve(prob().BackpropPatterns(3, 1), IPM{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, bobj, err := BackpropArchitecture(context.Background(), prob(), 3, 1000, 0.02, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trained.Gap > 1e-6 || trained.Objective > bobj*(1+1e-8) || !(trained.Objective < sampled.Objective) {
+			t.Errorf("%s: optimum over back-prop's patterns %.8f (certified gap %.2g), back-prop %.8f, sampled patterns %.8f", pool, trained.Objective, trained.Gap, bobj, sampled.Objective)
+		}
+		gen, err := Solve(prob().BackpropPatterns(3, 1).GeneratePatterns(1, 2), IPM{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gen.Objective > trained.Objective*(1+1e-8) {
+			t.Errorf("%s: generation from back-prop's patterns rose to %.8f from %.8f", pool, gen.Objective, trained.Objective)
+		}
+	}
+	for _, c := range []struct {
+		p    *Problem
+		want string
+	}{
+		{Classify(x, y).Hinge().BackpropPatterns(2, 1), "call Conv first"},
+		{Classify(x, y).Hinge().Conv(s, 2, 2).BackpropPatterns(0, 1), "BackpropPatterns(0, 1)"},
+		{Classify(x, y).Hinge().Conv(s, 2, 2).MaxPool().Robust(0.03, LInf).BackpropPatterns(2, 1), "BoundPatterns"},
+	} {
+		if _, err := Solve(c.p, IPM{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %q", err, c.want)
+		}
+	}
+}

@@ -135,6 +135,7 @@ func TestBenchAccuracyBadConfig(t *testing.T) {
 		{func(c *AccuracyConfig) { c.Targets = []float64{1e-6, 1e-4} }, "loosest first"},
 		{func(c *AccuracyConfig) { c.Targets = nil }, "no target"},
 		{func(c *AccuracyConfig) { c.Seconds = 0 }, "time caps"},
+		{func(c *AccuracyConfig) { c.Iterations = -1 }, "step cap -1"},
 		{func(c *AccuracyConfig) { c.Families = []string{"huge"} }, "unknown instance family"},
 		{func(c *AccuracyConfig) { c.Solvers = []string{"gurobi"} }, "unknown solver"},
 		{func(c *AccuracyConfig) { c.Size = SizeNotebook }, "size"},
@@ -186,9 +187,13 @@ func TestAccuracyTableRatios(t *testing.T) {
 // interior-point method and the ADMM splitting reach 1e-4 (one target: the
 // dense interior-point method takes seconds per run with gonum's own
 // BLAS), and the splitting's bounds enclose the interior point's optimum.
+// The splitting is held to a step budget, not a time cap (the time
+// matches no machine under load: 6 s alone, over 120 s under the race
+// detector beside the rest of make test): it reached 1e-4 after about
+// 10 100 steps when measured; the budget is twice that.
 func TestBenchAccuracyCNNSmall(t *testing.T) {
 	cfg := DefaultAccuracyConfig()
-	cfg.Size, cfg.Seconds, cfg.Targets = SizeSmall, 120, []float64{1e-4}
+	cfg.Size, cfg.Seconds, cfg.Iterations, cfg.Targets = SizeSmall, 1200, 20000, []float64{1e-4}
 	cfg.Families = []string{"table5-cnn-robust-hinge"}
 	cfg.Solvers = []string{AccIPM, AccADMM}
 	cfg.Source = data.Source{Dir: testenv.SharedData(t)}
@@ -216,7 +221,9 @@ func TestBenchAccuracyCNNSmall(t *testing.T) {
 		}
 	}
 	if len(ad.Targets) == 0 || ad.Targets[0].Seconds == nil {
-		t.Errorf("admm did not reach 1e-4: %+v", ad.Targets)
+		t.Errorf("admm did not reach 1e-4 in %d steps: %+v (%s)", cfg.Iterations, ad.Targets, ad.Note)
+	} else {
+		t.Logf("admm reached 1e-4 after %d steps", ad.Targets[0].Iterations)
 	}
 	if len(ip.Targets) == 0 {
 		t.Fatalf("ipm has no result: %s", ip.Note)

@@ -178,6 +178,8 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 		return 0, badInput("problem: \"winner_bound\" and \"bound_patterns\" are the robust program of \"cnn-max\" (\"eps\" > 0)")
 	case pj.BoundPatterns != 0 && (!pj.WinnerBound || pj.BoundPatterns < 1):
 		return 0, badInput("problem: \"bound_patterns\": %d: need ≥ 1 filters, with \"winner_bound\": true", pj.BoundPatterns)
+	case pj.BackpropPatterns != 0 && (pj.BackpropPatterns < 1 || pj.Eps > 0):
+		return 0, badInput("problem: \"backprop_patterns\": %d: need ≥ 1 filters, on a standard CNN (\"eps\" 0; robust \"cnn-max\" takes \"bound_patterns\")", pj.BackpropPatterns)
 	case pj.WinnerBound:
 		cp.MaxRobust = cnn.WinnerBound
 	}
@@ -187,6 +189,11 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 	}
 	if pj.BoundPatterns > 0 {
 		if _, _, err := backprop.BoundPatterns(context.Background(), cp, pj.Eps, pj.BoundPatterns, 3, 1000, 0.02, *pj.Seed); err != nil {
+			return 0, badInput("problem: %v", err)
+		}
+	}
+	if pj.BackpropPatterns > 0 {
+		if _, _, err := backprop.CNNPatterns(context.Background(), cp, pj.BackpropPatterns, 1000, 0.02, *pj.Seed); err != nil {
 			return 0, badInput("problem: %v", err)
 		}
 	}
@@ -509,8 +516,8 @@ func (pj *problemJSON) refuseOtherModelsFields(model string) error {
 	if pj.M1 != 0 && model != modelTwoHidden {
 		return badInput("problem: field \"m1\" belongs to the model \"two-hidden\"")
 	}
-	if pj.Generate != nil && model != modelCNNAvg && model != modelCNNMax {
-		return badInput("problem: field \"generate\" belongs to the models \"cnn-avg\" and \"cnn-max\"")
+	if (pj.Generate != nil || pj.BackpropPatterns != 0) && model != modelCNNAvg && model != modelCNNMax {
+		return badInput("problem: fields \"generate\" and \"backprop_patterns\" belong to the models \"cnn-avg\" and \"cnn-max\"")
 	}
 	if (pj.WinnerBound || pj.BoundPatterns != 0) && model != modelCNNMax {
 		return badInput("problem: fields \"winner_bound\" and \"bound_patterns\" belong to the model \"cnn-max\" (robust, \"eps\" > 0)")

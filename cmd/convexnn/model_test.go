@@ -341,3 +341,32 @@ func TestSolveRobustCNNWinnerBound(t *testing.T) {
 		}
 	}
 }
+
+// "backprop_patterns" adds a back-prop CNN's patterns: the certified
+// optimum is lower than over the sampled patterns alone, on both poolings;
+// robust problems and other models refuse the field.
+func TestSolveCNNBackpropPatterns(t *testing.T) {
+	for _, model := range []string{"cnn-avg", "cnn-max"} {
+		body := withFields(t, cnnProblem(12, []int{1, 4, 4}, "hinge", model, 4), map[string]any{"P": 2})
+		sampled := solveJSON(t, "-problem", writeProblem(t, body), "-solver", "ipm")
+		trained := solveJSON(t, "-problem", writeProblem(t, withFields(t, body, map[string]any{"backprop_patterns": 3})), "-solver", "ipm")
+		if trained.LowerBound == nil || *trained.CertifiedGap > 1e-6 || !(trained.Objective < sampled.Objective) {
+			t.Errorf("%s: objective %v with back-prop patterns (certified gap %v), %v without", model, trained.Objective, trained.CertifiedGap, sampled.Objective)
+		}
+	}
+	body := cnnProblem(12, []int{1, 4, 4}, "hinge", "cnn-max", 4)
+	for _, c := range []struct {
+		fields map[string]any
+		want   string
+	}{
+		{map[string]any{"backprop_patterns": -2}, `"backprop_patterns": -2`},
+		{map[string]any{"backprop_patterns": 2, "eps": 0.03}, `on a standard CNN`},
+		{map[string]any{"backprop_patterns": 2, "model": "relu", "shape": nil, "filter": 0, "stride": 0}, `belong to the models "cnn-avg" and "cnn-max"`},
+	} {
+		var out bytes.Buffer
+		err := solveCommand(context.Background(), []string{"-problem", writeProblem(t, withFields(t, body, c.fields)), "-solver", "ipm"}, &out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one naming %s", c.fields, err, c.want)
+		}
+	}
+}

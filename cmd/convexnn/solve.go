@@ -68,6 +68,11 @@ type problemJSON struct {
 	// (backprop.BoundPatterns, best of 3 starts, seeded by "seed").
 	WinnerBound   bool `json:"winner_bound"`
 	BoundPatterns int  `json:"bound_patterns"`
+	// BackpropPatterns (≥ 1) adds to a standard (not robust) CNN the
+	// patterns of a CNN of that many filters trained by back-prop on the
+	// same problem (backprop.CNNPatterns, seeded by "seed"): the optimum is
+	// then at most that network's objective.
+	BackpropPatterns int `json:"backprop_patterns"`
 	// Gated asks for the gated ReLU program (no cone constraints; gates
 	// drawn with "P" and "seed"); Classes c ≥ 2 for a multi-class problem
 	// with labels 0…c−1 (gated, "loss" "softmax" or "squared"); Groups is

@@ -11,6 +11,8 @@ import (
 	"github.com/convexnn/convexnn/solvers/batchnorm"
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"github.com/convexnn/convexnn/solvers/twohidden"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -111,14 +113,20 @@ func AdversarialCNN(ctx context.Context, c *CNNModel, x *mat.Dense, eps float64,
 // lossSlopes sets s = ∂ℓ/∂ŷ (the mean losses' 1/n included; the hinge's
 // subgradient 0 at the kink) and returns ℓ(ŷ, y).
 func lossSlopes(l solvers.Loss, s, yhat, y []float64) float64 {
-	scale := 1.0
-	if l != solvers.SquaredLoss {
-		scale = 1 / float64(len(y))
-	}
+	scale := slopeScale(l, len(y))
 	for k := range y {
 		s[k] = scale * trainSlope(l, yhat[k], y[k])
 	}
 	return l.Value(yhat, y)
+}
+
+// slopeScale is the factor of a loss's slopes on n points: 1/n for the mean
+// losses, 1 for the squared loss (a sum).
+func slopeScale(l solvers.Loss, n int) float64 {
+	if l == solvers.SquaredLoss {
+		return 1
+	}
+	return 1 / float64(n)
 }
 
 func gaussian(rng *rand.Rand, x []float64, sd float64) {
@@ -266,13 +274,39 @@ func (b *BNModel) Objective(grad []float64) float64 {
 // parameters U (filters, f×m) and α; objective ℓ(f(X), y) + (β/2)(‖U‖_F² +
 // ‖α‖²) (cnn.Network.Objective).
 type CNNModel struct {
-	net     *cnn.Network
-	patches []*mat.Dense
+	net *cnn.Network
+	// stacked holds the K patches of the n images, patch k of image i in
+	// row i·K + k (n·K × f): one product with U gives every response, an
+	// image's together.
+	stacked *mat.Dense
+	n, k    int
 	Y       []float64
 	Loss    solvers.Loss
 	Beta    float64
 	p       []float64 // U (f×m, row-major), α
+	// Buffers of Objective, which runs over blocks of cnnBlock images: the
+	// block's responses and their coefficients in the gradient
+	// (cnnBlock·K × m), pooled responses and winners (cnnBlock × m), and
+	// the outputs (n).
+	resp, coef []float64
+	pooled     []float64
+	arg        []int
+	out        []float64
 }
+
+// step is 1 for v > 0 and 0 otherwise (±0 included), without a branch:
+// ReLU slopes of responses whose signs the branch predictor cannot guess.
+// A float's bits as an int64 are positive exactly when it is, and x > 0
+// exactly when −x and ^x both have the sign bit.
+func step(v float64) float64 {
+	x := int64(math.Float64bits(v))
+	return float64(uint64(-x&^x) >> 63)
+}
+
+// cnnBlock is the images per block of CNNModel.Objective: a block's
+// responses (cnnBlock·K·m numbers) stay in cache between the product that
+// makes them and the one that takes the gradient.
+const cnnBlock = 32
 
 // NewCNNModel returns a CNN of m filters with Gaussian weights (seed) on the
 // images x (rows, CHW).
@@ -284,12 +318,25 @@ func NewCNNModel(x *mat.Dense, y []float64, s cnn.Shape, cv cnn.Conv, pool cnn.P
 	if err != nil {
 		return nil, err
 	}
-	_, f := pt[0].Dims()
-	c := &CNNModel{patches: pt, Y: y, Loss: loss, Beta: beta, p: make([]float64, f*m+m)}
+	n, f := pt[0].Dims()
+	k := len(pt)
+	c := &CNNModel{stacked: mat.NewDense(k*n, f, nil), n: n, k: k, Y: y, Loss: loss, Beta: beta, p: make([]float64, f*m+m),
+		resp: make([]float64, cnnBlock*k*m), coef: make([]float64, cnnBlock*k*m), pooled: make([]float64, (cnnBlock+1)*m),
+		arg: make([]int, cnnBlock*m), out: make([]float64, n)}
+	c.stack(pt)
 	rng := rand.New(rand.NewPCG(seed, 0xc4))
 	gaussian(rng, c.p, 1/math.Sqrt(float64(f)))
 	c.net = &cnn.Network{Shape: s, Conv: cv, Pool: pool, U: mat.NewDense(f, m, c.p[:f*m]), Alpha: c.p[f*m:]}
 	return c, nil
+}
+
+// stack copies the patches pt (K matrices n×f) into c.stacked.
+func (c *CNNModel) stack(pt []*mat.Dense) {
+	for k, xk := range pt {
+		for i := 0; i < c.n; i++ {
+			copy(c.stacked.RawRowView(i*c.k+k), xk.RawRowView(i))
+		}
+	}
 }
 
 // Params returns U and α as one vector.
@@ -298,15 +345,14 @@ func (c *CNNModel) Params() []float64 { return c.p }
 // SetImages replaces the model's training images by x (as many, of the same
 // shape), keeping its labels and weights.
 func (c *CNNModel) SetImages(x *mat.Dense) error {
-	n, _ := c.patches[0].Dims()
-	if r, _ := x.Dims(); r != n {
-		return fmt.Errorf("backprop: %d images for a CNN model of %d", r, n)
+	if r, _ := x.Dims(); r != c.n {
+		return fmt.Errorf("backprop: %d images for a CNN model of %d", r, c.n)
 	}
 	pt, err := cnn.Patches(x, c.net.Shape, c.net.Conv)
 	if err != nil {
 		return err
 	}
-	c.patches = pt
+	c.stack(pt)
 	return nil
 }
 
@@ -315,78 +361,83 @@ func (c *CNNModel) Network() *cnn.Network {
 	return &cnn.Network{Shape: c.net.Shape, Conv: c.net.Conv, Pool: c.net.Pool, U: mat.DenseCopyOf(c.net.U), Alpha: append([]float64(nil), c.net.Alpha...)}
 }
 
-// Objective is CNNModel's objective and gradient (see CNNModel).
+// Objective is CNNModel's objective and gradient (see CNNModel). Each
+// image's output and loss slope need only its own responses, so it runs
+// block by block: the responses, their pooling, the outputs and slopes, the
+// coefficients of the patches in ∂/∂U, and their product with the patches.
 func (c *CNNModel) Objective(grad []float64) float64 {
 	u, alpha := c.net.U, c.net.Alpha
 	f, m := u.Dims()
-	n, _ := c.patches[0].Dims()
-	nk := float64(len(c.patches))
-	resp := make([]*mat.Dense, len(c.patches))
-	for k, xk := range c.patches {
-		resp[k] = new(mat.Dense)
-		resp[k].Mul(xk, u)
-	}
-	pooled := mat.NewDense(n, m, nil)
-	arg := make([]int, n*m)
-	for i := 0; i < n; i++ {
-		for j := 0; j < m; j++ {
-			if c.net.Pool == cnn.AvgPool {
-				var s float64
-				for k := range resp {
-					s += math.Max(0, resp[k].At(i, j))
-				}
-				pooled.Set(i, j, s/nk)
-			} else {
-				best := 0
-				for k := range resp {
-					if resp[k].At(i, j) > resp[best].At(i, j) {
-						best = k
+	n, nk := c.n, c.k
+	avg := c.net.Pool == cnn.AvgPool
+	scale := slopeScale(c.Loss, n)
+	clear(grad)
+	gu, ga := grad[:f*m], grad[f*m:]
+	ur, st := u.RawMatrix(), c.stacked.RawMatrix()
+	for i0 := 0; i0 < n; i0 += cnnBlock {
+		b := min(cnnBlock, n-i0)
+		rows := blas64.General{Rows: b * nk, Cols: f, Stride: st.Stride, Data: st.Data[i0*nk*st.Stride:]}
+		resp := blas64.General{Rows: b * nk, Cols: m, Stride: m, Data: c.resp[:b*nk*m]}
+		coef := blas64.General{Rows: b * nk, Cols: m, Stride: m, Data: c.coef[:b*nk*m]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, rows, ur, 0, resp)
+		for i := 0; i < b; i++ {
+			row, arg := c.pooled[i*m:(i+1)*m], c.arg[i*m:(i+1)*m]
+			img := resp.Data[i*nk*m : (i+1)*nk*m] // the image's K responses, m each
+			if avg {
+				clear(row)
+				for k := 0; k < nk; k++ {
+					for j, v := range img[k*m : (k+1)*m] {
+						row[j] += max(0, v)
 					}
 				}
-				arg[i*m+j] = best
-				pooled.Set(i, j, math.Max(0, resp[best].At(i, j)))
-			}
-		}
-	}
-	out := make([]float64, n)
-	mat.NewVecDense(n, out).MulVec(pooled, mat.NewVecDense(m, alpha))
-	slopes := make([]float64, n)
-	obj := lossSlopes(c.Loss, slopes, out, c.Y) + c.Beta/2*(floats.Dot(c.p, c.p))
-	clear(grad)
-	gu, ga := mat.NewDense(f, m, grad[:f*m]), grad[f*m:]
-	for j := 0; j < m; j++ {
-		ga[j] = c.Beta * alpha[j]
-		for i := 0; i < n; i++ {
-			ga[j] += slopes[i] * pooled.At(i, j)
-		}
-	}
-	// ∂/∂u_j = Σ_i slope_i α_j ∂pool_ij/∂u_j.
-	coef := mat.NewDense(n, m, nil)
-	for k, xk := range c.patches {
-		coef.Zero()
-		active := false
-		for i := 0; i < n; i++ {
-			for j := 0; j < m; j++ {
-				if resp[k].At(i, j) <= 0 {
-					continue
+				floats.Scale(1/float64(nk), row)
+			} else {
+				copy(row, img[:m])
+				clear(arg)
+				for k := 1; k < nk; k++ {
+					for j, v := range img[k*m : (k+1)*m] {
+						if v > row[j] {
+							row[j], arg[j] = v, k
+						}
+					}
 				}
-				switch {
-				case c.net.Pool == cnn.AvgPool:
-					coef.Set(i, j, slopes[i]*alpha[j]/nk)
-					active = true
-				case arg[i*m+j] == k:
-					coef.Set(i, j, slopes[i]*alpha[j])
-					active = true
+				for j, v := range row {
+					row[j] = max(0, v)
 				}
 			}
+			out := floats.Dot(row, alpha)
+			c.out[i0+i] = out
+			slope := scale * trainSlope(c.Loss, out, c.Y[i0+i])
+			floats.AddScaled(ga, slope, row)
+			// ∂/∂u_j = Σ_i slope_i α_j ∂pool_ij/∂u_j: the coefficients
+			// of the image's patches, slope·α_j/K on every patch where
+			// filter j is active (average pooling), slope·α_j on its
+			// winning patch if active (max pooling).
+			cf := coef.Data[i*nk*m : (i+1)*nk*m]
+			if avg {
+				w := c.pooled[cnnBlock*m : cnnBlock*m+m] // scratch row
+				for j := range w {
+					w[j] = slope * alpha[j] / float64(nk)
+				}
+				for k := 0; k < nk; k++ {
+					for j, v := range img[k*m : (k+1)*m] {
+						cf[k*m+j] = w[j] * step(v)
+					}
+				}
+			} else {
+				clear(cf)
+				for j, v := range row {
+					if v > 0 {
+						cf[arg[j]*m+j] = slope * alpha[j]
+					}
+				}
+			}
 		}
-		if active {
-			var t mat.Dense
-			t.Mul(xk.T(), coef)
-			gu.Add(gu, &t)
-		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, rows, coef, 1, blas64.General{Rows: f, Cols: m, Stride: m, Data: gu})
 	}
-	floats.AddScaled(grad[:f*m], c.Beta, c.p[:f*m])
+	obj := c.Loss.Value(c.out, c.Y) + c.Beta/2*(floats.Dot(c.p, c.p))
+	floats.AddScaled(ga, c.Beta, alpha)
+	floats.AddScaled(gu, c.Beta, c.p[:f*m])
 	return obj
 }
 

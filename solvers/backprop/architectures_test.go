@@ -72,18 +72,31 @@ func TestArchitectureGradients(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkGradient(t, "two-hidden "+loss.String(), th)
-		img := mat.NewDense(12, 12, nil)
-		for k := 0; k < 12; k++ {
+		// 70 images: blocks of CNNModel's objective, the last one partial;
+		// a quarter of the pixels zero, so that some patches are (their
+		// responses 0, their ReLU slope 0).
+		img, yi := points(rng, 70, 12, loss)
+		for k := 0; k < 70; k++ {
 			for l := 0; l < 12; l++ {
-				img.Set(k, l, rng.NormFloat64())
+				if rng.IntN(4) == 0 {
+					img.Set(k, l, 0)
+				}
 			}
 		}
 		for _, pool := range []cnn.Pooling{cnn.AvgPool, cnn.MaxPool} {
-			c, err := backprop.NewCNNModel(img, y, cnn.Shape{C: 1, H: 3, W: 4}, cnn.Conv{Size: 2, Stride: 1}, pool, loss, 0.1, 3, 1)
+			c, err := backprop.NewCNNModel(img, yi, cnn.Shape{C: 1, H: 3, W: 4}, cnn.Conv{Size: 2, Stride: 1}, pool, loss, 0.1, 3, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkGradient(t, "CNN "+pool.String()+" "+loss.String(), c)
+			got := c.Objective(make([]float64, len(c.Params())))
+			want, err := c.Network().Objective(img, yi, loss, 0.1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Errorf("CNN %v %v: model objective %.15g, the network's %.15g", pool, loss, got, want)
+			}
 		}
 	}
 }
@@ -357,5 +370,25 @@ func TestAdversarialCNN(t *testing.T) {
 	}
 	if err := m.SetImages(mat.NewDense(3, 16, nil)); err == nil || !strings.Contains(err.Error(), "3 images") {
 		t.Errorf("SetImages with 3 images: %v", err)
+	}
+}
+
+// BenchmarkCNNModelObjective times one objective and gradient of a
+// back-prop CNN on issue 19's setting: 2000 images at 14×14, 3×3 filters
+// with bias, stride 2 (36 patches), 32 filters.
+func BenchmarkCNNModelObjective(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y := points(rng, 2000, 196, solvers.HingeLoss)
+	for _, pool := range []cnn.Pooling{cnn.AvgPool, cnn.MaxPool} {
+		m, err := backprop.NewCNNModel(x, y, cnn.Shape{C: 1, H: 14, W: 14}, cnn.Conv{Size: 3, Stride: 2, Bias: true}, pool, solvers.HingeLoss, 1e-4, 32, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := make([]float64, len(m.Params()))
+		b.Run(pool.String(), func(b *testing.B) {
+			for range b.N {
+				m.Objective(g)
+			}
+		})
 	}
 }

@@ -82,9 +82,19 @@ func BoundPatterns(ctx context.Context, p *cnn.Problem, eps float64, width, star
 			bound, best = v, b.u
 		}
 	}
+	added, err := addFilterPatterns(best, f, func(u []float64) (bool, error) { return p.AddBoundPattern(u, eps) })
+	if err != nil {
+		return added, bound, fmt.Errorf("backprop: BoundPatterns: %w", err)
+	}
+	return added, bound, stop
+}
+
+// addFilterPatterns calls add on each nonzero filter of u (filters of f
+// entries, one after another) and returns how many patterns it added.
+func addFilterPatterns(u []float64, f int, add func([]float64) (bool, error)) (int, error) {
 	added := 0
-	for j := 0; j < width; j++ {
-		uj := best[j*f : (j+1)*f]
+	for j := 0; j+f <= len(u); j += f {
+		uj := u[j : j+f]
 		zero := true
 		for _, v := range uj {
 			zero = zero && v == 0
@@ -92,13 +102,13 @@ func BoundPatterns(ctx context.Context, p *cnn.Problem, eps float64, width, star
 		if zero {
 			continue
 		}
-		ok, err := p.AddBoundPattern(uj, eps)
+		ok, err := add(uj)
 		if err != nil {
-			return added, bound, fmt.Errorf("backprop: BoundPatterns: %w", err)
+			return added, err
 		}
 		if ok {
 			added++
 		}
 	}
-	return added, bound, stop
+	return added, nil
 }
