@@ -1,6 +1,7 @@
 package cvx_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"math"
@@ -126,4 +127,35 @@ func ExampleProblem_WinnerBound() {
 	// Output:
 	// certified to 1e-6: true
 	// PGD's mean loss within the certified objective: true
+}
+
+// A CNN program given the patterns of a back-prop CNN of 4 filters: the
+// certified optimum over them is at most that network's objective
+// (BackpropArchitecture with the same width, steps and seed trains it).
+func ExampleProblem_BackpropPatterns() {
+	shape := cvx.ImageShape{C: 1, H: 4, W: 4}
+	x := mat.NewDense(20, 16, nil)
+	y := make([]float64, 20)
+	for k := 0; k < 20; k++ {
+		for l := 0; l < 16; l++ {
+			x.Set(k, l, math.Mod(float64(7*k+3*l*l+k*l), 10)/10)
+		}
+		y[k] = math.Copysign(1, x.At(k, 0)+x.At(k, 15)-0.9)
+	}
+	prob := func() *cvx.Problem {
+		return cvx.Classify(x, y).Hinge().Beta(1e-3).Bias().Conv(shape, 2, 2).MaxPool()
+	}
+	sol, err := cvx.Solve(prob().BackpropPatterns(4, 1), cvx.IPM{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, backprop, err := cvx.BackpropArchitecture(context.Background(), prob(), 4, 1000, 0.02, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("certified to 1e-6:", sol.Gap <= 1e-6)
+	fmt.Println("at most back-prop's objective:", sol.Objective <= backprop*(1+1e-9))
+	// Output:
+	// certified to 1e-6: true
+	// at most back-prop's objective: true
 }

@@ -401,9 +401,11 @@ func (cfg AccuracyConfig) cnnInstance(ctx context.Context, name string, in *accI
 			}
 			return r, err
 		}
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
 			row.Note = fmt.Sprintf("stopped at the time cap after %d steps", res.Iterations)
-		} else if float64(res.CertifiedGap) > slices.Min(cfg.Targets) {
+		case res.CertifiedGap > slices.Min(cfg.Targets):
 			row.Note = fmt.Sprintf("stopped at the step cap after %d steps", res.Iterations)
 		}
 		row.Lower, row.Upper, row.Gap = accNum(res.Lower), accNum(res.Upper), accNum(res.CertifiedGap)
@@ -899,6 +901,10 @@ func (cfg AccuracyConfig) accADMM(ctx context.Context, p *solvers.Program, pert 
 	defer cancel()
 	row.Targets = accTargets(cfg.Targets)
 	for i := range row.Targets {
+		if s.Iter() >= maxIter {
+			row.Note = fmt.Sprintf("stopped at the step cap after %d iterations", s.Iter())
+			break
+		}
 		b, it, err := admm.SolveToGap(tc, s, cert, row.Targets[i].Target, 25, maxIter-s.Iter())
 		if err != nil && tc.Err() == nil {
 			return row, err
@@ -907,7 +913,11 @@ func (cfg AccuracyConfig) accADMM(ctx context.Context, p *solvers.Program, pert 
 		accReach(row.Targets[i:], b.Gap, it, t0)
 		if b.Gap > row.Targets[i].Target {
 			row.Note = fmt.Sprintf("stopped after %d iterations", it)
-			if tc.Err() == nil {
+			switch {
+			case tc.Err() != nil:
+			case s.Iter() >= maxIter:
+				row.Note += " (the step cap)"
+			default:
 				row.Note += " (the residuals converged)"
 			}
 			break

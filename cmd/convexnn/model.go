@@ -135,7 +135,7 @@ func (in *modelInput) setModel(pj *problemJSON, x *mat.Dense, loss solvers.Loss,
 		return err
 	}
 	if got < pj.P {
-		warnf("convexnn: warning: %d distinct patterns found of the %d asked; solving with %d", got, pj.P, got)
+		warnf("convexnn: warning: %d distinct patterns sampled of the %d asked; solving with those (and any trained ones)", got, pj.P)
 	}
 	if g := pj.Generate; g != nil {
 		switch {

@@ -149,7 +149,7 @@ func TestSolveModelBadInput(t *testing.T) {
 		{img, []string{"-solver", "scp", "-neurons", "3"}, `not -solver scp`},
 		{withFields(t, img, map[string]any{"loss": "logistic"}), []string{"-solver", "ipm"}, `squared and hinge losses`},
 		{withFields(t, bn, map[string]any{"model": "batchnorm", "bias": nil, "P": nil, "seed": nil}), []string{"-solver", "scp", "-neurons", "3"}, `not scp`},
-		{withFields(t, bn, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}}), nil, `field "generate" belongs to the models "cnn-avg" and "cnn-max"`},
+		{withFields(t, bn, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}}), nil, `fields "generate" and "backprop_patterns" belong to the models "cnn-avg" and "cnn-max"`},
 		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 0, "per_round": 2}}), nil, `need ≥ 1 round`},
 		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}, "eps": 0.05}), nil, `for standard CNNs`},
 		{withFields(t, img, map[string]any{"generate": map[string]int{"rounds": 2, "per_round": 2}}), []string{"-solver", "admm"}, `runs with -solver ipm or auto`},

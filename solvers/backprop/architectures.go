@@ -272,7 +272,8 @@ func (b *BNModel) Objective(grad []float64) float64 {
 
 // CNNModel is a two-layer CNN (cnn.Network) trained by back-prop:
 // parameters U (filters, f×m) and α; objective ℓ(f(X), y) + (β/2)(‖U‖_F² +
-// ‖α‖²) (cnn.Network.Objective).
+// ‖α‖²) (cnn.Network.Objective). Its Objective reuses the model's buffers:
+// one goroutine at a time.
 type CNNModel struct {
 	net *cnn.Network
 	// stacked holds the K patches of the n images, patch k of image i in
@@ -296,8 +297,9 @@ type CNNModel struct {
 
 // step is 1 for v > 0 and 0 otherwise (±0 included), without a branch:
 // ReLU slopes of responses whose signs the branch predictor cannot guess.
-// A float's bits as an int64 are positive exactly when it is, and x > 0
-// exactly when −x and ^x both have the sign bit.
+// A non-NaN float's bits as an int64 are positive exactly when it is, and
+// x > 0 exactly when −x and ^x both have the sign bit. (A NaN with a clear
+// sign bit gives 1: its gradient is NaN either way.)
 func step(v float64) float64 {
 	x := int64(math.Float64bits(v))
 	return float64(uint64(-x&^x) >> 63)

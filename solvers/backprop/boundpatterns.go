@@ -82,6 +82,9 @@ func BoundPatterns(ctx context.Context, p *cnn.Problem, eps float64, width, star
 			bound, best = v, b.u
 		}
 	}
+	if best == nil {
+		return 0, bound, fmt.Errorf("backprop: BoundPatterns: no start reached a finite bound (%d starts, learning rate %v: try a smaller one)", starts, lr)
+	}
 	added, err := addFilterPatterns(best, f, func(u []float64) (bool, error) { return p.AddBoundPattern(u, eps) })
 	if err != nil {
 		return added, bound, fmt.Errorf("backprop: BoundPatterns: %w", err)

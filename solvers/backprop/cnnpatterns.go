@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/convexnn/convexnn/solvers/cnn"
 	"gonum.org/v1/gonum/mat"
@@ -49,6 +50,9 @@ func CNNPatterns(ctx context.Context, p *cnn.Problem, width, epochs int, lr floa
 	obj, err := net.Objective(p.X, p.Y, p.Loss, p.Beta)
 	if err != nil {
 		return 0, 0, fmt.Errorf("backprop: CNNPatterns: %w", err)
+	}
+	if math.IsNaN(obj) || math.IsInf(obj, 0) {
+		return 0, obj, fmt.Errorf("backprop: CNNPatterns: the training diverged (objective %v after %d steps at learning rate %v: try a smaller one)", obj, epochs, lr)
 	}
 	f, _ := net.U.Dims()
 	filters := mat.NewDense(width, f, nil)

@@ -22,3 +22,12 @@ func RobustEpigraphs(p *Problem, eps float64) int {
 	fm.placeEpigraphs()
 	return len(fm.erep)
 }
+
+// RobustSize returns the rows and variables of p's robust program at radius
+// eps and the bytes its interior-point method would hold, without building
+// it.
+func RobustSize(p *Problem, eps float64) (rows, vars int, bytes float64) {
+	fm := p.layout(eps)
+	fm.placeEpigraphs()
+	return fm.rows(0), fm.nx, robustIPMBytes(fm.rows(0), fm.nx)
+}

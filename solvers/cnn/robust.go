@@ -19,8 +19,10 @@ type RobustResult struct {
 	W, Wp []float64 // v_i and w_i stacked, as Program's points
 	// Objective is the robust objective at (W, Wp), a feasible point;
 	// PointLoss[m] is image m's worst-case loss term (hinge
-	// max(0, 1 − y_m f_m + ε‖g_m‖₁), before the 1/n; see SolveRobust for the
-	// others), which the recovered network's loss on the ℓ∞ ball around
+	// max(0, 1 − y_m f_m + ε‖g_m‖₁), before the 1/n; with the winner bound
+	// (WinnerBound) f_m and g_m are the favourable filters' lower bound and
+	// the other filters enter by their epigraphs s_mi; see SolveRobust for
+	// the others), which the recovered network's loss on the ℓ∞ ball around
 	// image m never exceeds.
 	Objective float64
 	PointLoss []float64
@@ -96,22 +98,38 @@ func (p *Problem) pixelOf() [][]int {
 	return out
 }
 
-// MaxRobustVariables bounds SolveRobust's variables: its G is built dense
-// (rows × variables) and its normal matrix, formed from G's nonzeros
-// (ipm.ConeQP.SparseG), is factored dense (10 000 variables: 0.8 GB and
-// 3·10¹¹ flops per iteration).
-const MaxRobustVariables = 10000
+// MaxRobustVariables bounds SolveRobust's variables: its normal matrix,
+// formed from G's nonzeros (ipm.ConeQP.SparseG), is factored dense (10 000
+// variables: 0.8 GB and 3·10¹¹ flops per iteration). MaxRobustBytes bounds
+// what it holds: G, built dense (rows × variables), and the normal matrix
+// with its factor (robustIPMBytes).
+const (
+	MaxRobustVariables = 10000
+	MaxRobustBytes     = 6e9
+)
+
+// robustIPMBytes is what SolveRobust holds at its largest: the dense G
+// (rows × nx) and three nx² matrices (the normal matrix, its factor, and
+// the previous iterate's while it is formed).
+func robustIPMBytes(rows, nx int) float64 {
+	return 8 * (float64(rows)*float64(nx) + 3*float64(nx)*float64(nx))
+}
 
 // RobustInteriorPointFits reports whether SolveRobust takes p's robust
-// program at radius eps (at most MaxRobustVariables variables).
+// program at radius eps (at most MaxRobustVariables variables and
+// MaxRobustBytes).
 func (p *Problem) RobustInteriorPointFits(eps float64) bool {
 	if len(p.Signs) == 0 {
 		return false
 	}
 	fm := p.layout(eps)
 	fm.placeEpigraphs()
-	return fm.nx <= MaxRobustVariables
+	return fm.nx <= MaxRobustVariables && robustIPMBytes(fm.rows(0), fm.nx) <= MaxRobustBytes
 }
+
+// rows is the number of rows of the robust program's G with extra rows
+// after the cone's.
+func (fm *robustForm) rows(extra int) int { return fm.orth + 2*fm.np*(fm.f+1) + extra }
 
 // MaxRobustADMMBytes bounds what RobustADMM holds: its program's G, built
 // dense, and its x-system's matrices (robustADMMBytes).
@@ -210,10 +228,12 @@ type robustForm struct {
 func newRobustForm(p *Problem, eps float64, extra int, admm bool) (*robustForm, error) {
 	fm := p.layout(eps)
 	fm.placeEpigraphs()
-	rows := fm.orth + 2*fm.np*(fm.f+1) + extra
+	rows := fm.rows(extra)
 	switch {
 	case !admm && fm.nx > MaxRobustVariables:
 		return nil, fmt.Errorf("cnn: the robust program has %d variables, the dense interior-point method takes up to %d (fewer images, patterns or pixels; or its ADMM splitting, NewRobustADMM)", fm.nx, MaxRobustVariables)
+	case !admm && robustIPMBytes(rows, fm.nx) > MaxRobustBytes:
+		return nil, fmt.Errorf("cnn: the robust program's interior-point method would hold %.1f GB (%d rows × %d variables, and three %d² matrices), more than its limit of %.1f GB: fewer images, patterns or pixels", robustIPMBytes(rows, fm.nx)/1e9, rows, fm.nx, fm.nx, MaxRobustBytes/1e9)
 	case admm && robustADMMBytes(rows, fm.nx) > MaxRobustADMMBytes:
 		return nil, fmt.Errorf("cnn: the robust program's ADMM splitting would hold %.1f GB (%d rows × %d variables, and four %d² matrices of its x-system), more than its limit of %.1f GB: fewer images, patterns or pixels", robustADMMBytes(rows, fm.nx)/1e9, rows, fm.nx, fm.nx, MaxRobustADMMBytes/1e9)
 	}
@@ -1160,6 +1180,9 @@ func (fm *robustForm) addRobustMultipliers(z []float64, half, i int, q, rad []fl
 // and its per-image worst-case loss terms (hinge, BCE, logistic: before
 // the 1/n).
 func (p *Problem) RobustObjective(eps float64, w, wp []float64) (float64, []float64, error) {
+	if err := p.checkMaxRobust(); err != nil {
+		return 0, nil, err
+	}
 	if err := p.checkPoint(eps, w, wp); err != nil {
 		return 0, nil, err
 	}

@@ -68,8 +68,11 @@ func (p *Problem) NewRobustADMM(eps float64, o general.ConeOptions, st *general.
 		return nil, fmt.Errorf("cnn: robust training needs a radius 0 < ε < ∞, got %v", eps)
 	case len(p.Signs) == 0:
 		return nil, errors.New("cnn: no patterns (SamplePatterns)")
-	case p.Pool == MaxPool && p.MaxRobust == WinnerBound:
+	case p.MaxRobust == WinnerBound && p.checkMaxRobust() == nil:
 		return nil, errors.New("cnn: the winner bound is solved by the interior-point method (SolveRobust), not yet by the ADMM splitting")
+	}
+	if err := p.checkMaxRobust(); err != nil {
+		return nil, err
 	}
 	smooth := p.Loss == solvers.BCELoss || p.Loss == solvers.LogisticLoss
 	extra := 0

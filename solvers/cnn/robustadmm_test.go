@@ -150,6 +150,29 @@ func TestRobustInteriorPointFits(t *testing.T) {
 			}
 		}
 	}
+	// Within the interior-point method's variables but beyond its memory
+	// (600 images: 96 084 rows × 9686 variables, 9.7 GB with the dense G):
+	// refused with the estimate before G is built.
+	{
+		x, y := images(rng, 600, shape, solvers.HingeLoss)
+		p, err := cnn.New(x, shape, cnn.Conv{Size: 3, Stride: 1, Bias: true}, cnn.AvgPool, y, solvers.HingeLoss, 1e-2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.SamplePatterns(4, 1); err != nil {
+			t.Fatal(err)
+		}
+		rows, vars, bytes := cnn.RobustSize(p, 0.01)
+		if vars > cnn.MaxRobustVariables || bytes <= cnn.MaxRobustBytes {
+			t.Fatalf("600 images: %d rows × %d variables, %.1f GB: the case no longer tests the memory limit", rows, vars, bytes/1e9)
+		}
+		if p.RobustInteriorPointFits(0.01) {
+			t.Errorf("600 images: %d rows × %d variables (%.1f GB) fit, want not", rows, vars, bytes/1e9)
+		}
+		if _, err := p.SolveRobust(context.Background(), 0.01, 0); err == nil || !strings.Contains(err.Error(), "GB") {
+			t.Errorf("600 images, %d rows × %d variables: SolveRobust: %v, want a refusal with the memory estimate", rows, vars, err)
+		}
+	}
 	// Beyond the splitting's memory limit: refused with its estimate before
 	// G is built.
 	x, y := images(rng, 600, shape, solvers.HingeLoss)

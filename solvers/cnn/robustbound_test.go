@@ -10,6 +10,7 @@ import (
 
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/cnn"
+	"github.com/convexnn/convexnn/solvers/general"
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
 	"gonum.org/v1/gonum/mat"
 )
@@ -175,6 +176,14 @@ func TestRobustWinnerBoundRefusals(t *testing.T) {
 		}
 		if _, err := p.SolveRobust(context.Background(), 0.02, 0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, %v, %v: error %v, want one naming %q", c.pool, c.loss, c.form, err, c.want)
+		}
+		// The objective and the ADMM splitting refuse the same forms.
+		w := make([]float64, len(p.Signs)*p.Filter())
+		if _, _, err := p.RobustObjective(0.02, w, w); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, %v, %v: RobustObjective: error %v, want one naming %q", c.pool, c.loss, c.form, err, c.want)
+		}
+		if _, err := p.NewRobustADMM(0.02, general.ConeOptions{}, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, %v, %v: NewRobustADMM: error %v, want one naming %q", c.pool, c.loss, c.form, err, c.want)
 		}
 	}
 	x, y := images(rng, 5, shape, solvers.HingeLoss)
