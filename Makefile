@@ -49,10 +49,12 @@ RACE_FREE := solvers/certify solvers/scp solvers/general solvers/cnn solvers/bac
 # kernels and browsers much of its ten minutes, no longer starts last.
 RACE_FIRST := notebooks cvx plots paper
 PUREGO_FIRST := ./solvers/certify/ ./solvers/admm/ ./paper/
-# One OpenBLAS thread per process: the two runs keep four test binaries,
-# notebook kernels and browsers busy on two cores, where OpenBLAS's
-# threads wait for each other by spinning (sched_yield: system time).
+# One OpenBLAS (and OpenMP: PyTorch's, in the bench tests) thread per
+# process: the two runs keep four test binaries, notebook kernels and
+# browsers busy on two cores, where these threads wait for each other by
+# spinning (sched_yield: system time).
 test: export OPENBLAS_NUM_THREADS = 1
+test: export OMP_NUM_THREADS = 1
 test: lint
 	@mkdir -p out; \
 	( go test -count=1 -timeout 30m $(PUREGO_FIRST) ./solvers/... ./cvx/ ./paper/ ./cmd/... > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \

@@ -58,7 +58,10 @@ func TestChartsRenderInLiveClassicNotebook(t *testing.T) {
 	requireE2E(t)
 	jupyter := requireJupyterNotebook(t)
 	for _, mode := range []string{"embedded", "url"} {
-		t.Run(mode, func(t *testing.T) { liveNotebook(t, jupyter, mode) })
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // each its own server, kernel and browser
+			liveNotebook(t, jupyter, mode)
+		})
 	}
 }
 
@@ -206,6 +209,7 @@ func TestSavedNotebookRendersOfflineInClassicNotebook(t *testing.T) {
 	token := startNotebookServerIn(t, jupyter, root, work, port, noKernels, home)
 	for _, name := range pages {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // one server, a browser each
 			want := 0
 			nb, err := nbrun.Read(filepath.Join(work, name))
 			if err != nil {
@@ -773,6 +777,7 @@ func TestExplorerInLiveClassicNotebook(t *testing.T) {
 		},
 	} {
 		t.Run(strings.TrimSuffix(c.notebook, ".ipynb"), func(t *testing.T) {
+			t.Parallel() // each its own server, kernel and browser
 			work := t.TempDir()
 			copyTo(t, filepath.Join("testdata", c.notebook), filepath.Join(work, c.notebook))
 			port := freePort(t)

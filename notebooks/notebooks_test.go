@@ -6,6 +6,7 @@ package notebooks
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,13 @@ func repoRoot(t *testing.T) string {
 // the real kernel and browser are not set up.
 func requireE2E(t *testing.T) {
 	t.Helper()
-	root := repoRoot(t)
+	if missing := e2eMissing(repoRoot(t)); len(missing) > 0 {
+		testenv.Missing(t, "notebook tests need %s: run make setup (make test does)", strings.Join(missing, ", "))
+	}
+}
+
+// e2eMissing lists what the end-to-end tests need and the checkout lacks.
+func e2eMissing(root string) []string {
 	var missing []string
 	for _, p := range []string{".cache/jupyter/kernels/convexnn/kernel.json", ".cache/assets/echarts.min.js", "bin/gonb"} {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
@@ -55,10 +62,21 @@ func requireE2E(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		missing = append(missing, "chromium")
 	}
-	if len(missing) == 0 {
-		return
+	return missing
+}
+
+// TestMain starts the notebooks' executions (executeAll's) before the
+// first test when every test runs (no -run) and the kernel and browser are
+// set up, so that they overlap the live-notebook tests, which do not need
+// them: 1.5 minutes of make test's longest package.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+		if root, err := filepath.Abs(".."); err == nil && len(e2eMissing(root)) == 0 {
+			go runOnce.Do(func() { runAll(root) })
+		}
 	}
-	testenv.Missing(t, "notebook tests need %s: run make setup (make test does)", strings.Join(missing, ", "))
+	os.Exit(m.Run())
 }
 
 // dataEnv points the kernel at the project's shared data folder when
@@ -78,42 +96,45 @@ func dataEnv(root string) []string {
 func executeAll(t *testing.T) map[string]*nbrun.Result {
 	t.Helper()
 	requireE2E(t)
-	runOnce.Do(func() {
-		root := repoRoot(t)
-		outDir = filepath.Join(root, "out", "test-notebooks")
-		list, err := nbrun.List(".")
-		if err != nil {
-			runErr = err
-			return
-		}
-		// Two at a time: a notebook's kernel mostly waits on one core, and
-		// each run has its own state folder and kernel (nbrun.Execute).
-		results = map[string]*nbrun.Result{}
-		res := make([]*nbrun.Result, len(list))
-		errs := make([]error, len(list))
-		sem := make(chan struct{}, 2)
-		var wg sync.WaitGroup
-		for k, nb := range list {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				res[k], errs[k] = nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
-			}()
-		}
-		wg.Wait()
-		for k, nb := range list {
-			if errs[k] != nil {
-				runErr = errs[k]
-				return
-			}
-			results[filepath.Base(nb)] = res[k]
-		}
-	})
+	runOnce.Do(func() { runAll(repoRoot(t)) })
 	if runErr != nil {
 		t.Fatal(runErr)
 	}
 	return results
+}
+
+// runAll executes every notebook of the checkout root (executeAll's one
+// run), setting results or runErr.
+func runAll(root string) {
+	outDir = filepath.Join(root, "out", "test-notebooks")
+	list, err := nbrun.List(".")
+	if err != nil {
+		runErr = err
+		return
+	}
+	// Two at a time: a notebook's kernel mostly waits on one core, and
+	// each run has its own state folder and kernel (nbrun.Execute).
+	results = map[string]*nbrun.Result{}
+	res := make([]*nbrun.Result, len(list))
+	errs := make([]error, len(list))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for k, nb := range list {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[k], errs[k] = nbrun.Execute(context.Background(), nb, nbrun.Options{Repo: root, OutDir: outDir, Size: "small", Env: dataEnv(root)})
+		}()
+	}
+	wg.Wait()
+	for k, nb := range list {
+		if errs[k] != nil {
+			runErr = errs[k]
+			return
+		}
+		results[filepath.Base(nb)] = res[k]
+	}
 }
 
 // readExecuted returns the notebook name as executeAll ran it.
