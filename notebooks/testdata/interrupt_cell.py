@@ -65,7 +65,7 @@ try:
     out2, _ = execute(kc, resume_cell)
 finally:
     kc.stop_channels()
-    km.shutdown_kernel(now=True)
+    km.shutdown_kernel(now=False)  # a shutdown request: GoNB then stops its gopls (a kill left it running)
 m = re.search(r"RESUMED_AT (\d+) HISTORY (\d+)", out2)
 saved = re.findall(r"interrupted after iteration (\d+)", out1)
 print(json.dumps({
