@@ -254,14 +254,14 @@ func (p *Problem) ConvProgram() (*cnn.Problem, *general.Program, error) {
 		}
 	}
 	if w := p.conv.boundWidth; w > 0 {
-		added, bound, err := backprop.BoundPatterns(context.Background(), cp, p.Perturbation().Eps, w, 3, 1000, 0.02, p.conv.boundSeed)
+		added, bound, err := backprop.BoundPatterns(context.Background(), cp, p.Perturbation().Eps, w, backprop.PatternStarts, backprop.PatternSteps, backprop.PatternRate, p.conv.boundSeed)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cvx: BoundPatterns: %w", err)
 		}
 		note(fmt.Sprintf("cvx: %d filters trained on the winner bound to %.6g (best of 3 starts): %d new patterns", w, bound, added))
 	}
 	if w := p.conv.backpropWidth; w > 0 {
-		added, obj, err := backprop.CNNPatterns(context.Background(), cp, w, 1000, 0.02, p.conv.backpropSeed)
+		added, obj, err := backprop.CNNPatterns(context.Background(), cp, w, backprop.PatternSteps, backprop.PatternRate, p.conv.backpropSeed)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cvx: BackpropPatterns: %w", err)
 		}

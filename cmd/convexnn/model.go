@@ -188,12 +188,12 @@ func (in *modelInput) setCNN(pj *problemJSON, x *mat.Dense, loss solvers.Loss) (
 		return 0, badInput("problem: %v", err)
 	}
 	if pj.BoundPatterns > 0 {
-		if _, _, err := backprop.BoundPatterns(context.Background(), cp, pj.Eps, pj.BoundPatterns, 3, 1000, 0.02, *pj.Seed); err != nil {
+		if _, _, err := backprop.BoundPatterns(context.Background(), cp, pj.Eps, pj.BoundPatterns, backprop.PatternStarts, backprop.PatternSteps, backprop.PatternRate, *pj.Seed); err != nil {
 			return 0, badInput("problem: %v", err)
 		}
 	}
 	if pj.BackpropPatterns > 0 {
-		if _, _, err := backprop.CNNPatterns(context.Background(), cp, pj.BackpropPatterns, 1000, 0.02, *pj.Seed); err != nil {
+		if _, _, err := backprop.CNNPatterns(context.Background(), cp, pj.BackpropPatterns, backprop.PatternSteps, backprop.PatternRate, *pj.Seed); err != nil {
 			return 0, badInput("problem: %v", err)
 		}
 	}

@@ -63,3 +63,13 @@ func CNNPatterns(ctx context.Context, p *cnn.Problem, width, epochs int, lr floa
 	}
 	return added, obj, stop
 }
+
+// The training that the notebook facade and the command line give
+// BoundPatterns and CNNPatterns: full-batch Adam for PatternSteps steps at
+// learning rate PatternRate, and BoundPatterns' best of PatternStarts
+// starts.
+const (
+	PatternSteps  = 1000
+	PatternRate   = 0.02
+	PatternStarts = 3
+)
