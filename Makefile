@@ -34,7 +34,7 @@ lint: setup
 
 # Every test: unit tests with the race detector, with the real-notebook and
 # real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); beside
-# them, the numerical packages again without the race detector and with
+# them, the numerical packages (and data's loaders) again without the race detector and with
 # gonum's pure-Go BLAS: the slowest convergence checks run in full only there
 # (under -race they run a subset, see solvers/race_on_test.go). The numerical
 # packages that start no goroutine (RACE_FREE: checked by
@@ -49,6 +49,7 @@ RACE_FREE := solvers/certify solvers/scp solvers/general solvers/cnn solvers/bac
 # kernels and browsers much of its ten minutes, no longer starts last.
 RACE_FIRST := notebooks cvx plots paper
 PUREGO_FIRST := ./solvers/certify/ ./solvers/admm/ ./paper/
+PUREGO := $(PUREGO_FIRST) ./solvers/... ./cvx/ ./paper/ ./cmd/... ./data/
 # One OpenBLAS (and OpenMP: PyTorch's, in the bench tests) thread per
 # process: the two runs keep four test binaries, notebook kernels and
 # browsers busy on two cores, where these threads wait for each other by
@@ -57,13 +58,13 @@ test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
 test: lint
 	@mkdir -p out; \
-	( go test -count=1 -timeout 30m $(PUREGO_FIRST) ./solvers/... ./cvx/ ./paper/ ./cmd/... > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \
+	( go test -count=1 -timeout 30m $(PUREGO) > out/test-purego.log 2>&1; echo $$? > out/test-purego.rc ) & \
 	race_pkgs="$(addprefix github.com/convexnn/convexnn/,$(RACE_FIRST)) $$(go list ./... | grep -v -x -F $(foreach p,$(RACE_FREE) $(RACE_FIRST),-e github.com/convexnn/convexnn/$(p)))"; \
 	echo 'CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" (every package but $(RACE_FREE))'; \
 	CONVEXNN_REQUIRE_E2E=1 CONVEXNN_REQUIRE_BROWSER=1 go test -race -count=1 -timeout 30m -tags "$(TAGS)" $$race_pkgs; race=$$?; \
 	wait; \
 	echo "numerical checks without the race detector, pure-Go BLAS (run beside the above):"; \
-	echo "go test -count=1 -timeout 30m $(PUREGO_FIRST) ./solvers/... ./cvx/ ./paper/ ./cmd/..."; \
+	echo "go test -count=1 -timeout 30m $(PUREGO)"; \
 	cat out/test-purego.log; \
 	test $$race -eq 0 && test "$$(cat out/test-purego.rc)" -eq 0
 

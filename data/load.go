@@ -161,6 +161,10 @@ func TenClasses(ctx context.Context, name string, src Source, o TenClassOptions)
 	if o.Train < 0 || o.Test < 0 || o.Side < 0 {
 		return nil, nil, fmt.Errorf("data: TenClasses(%q, %+v): the sizes must not be negative", name, o)
 	}
+	// Both sets are 28×28: a larger side is refused before loading them.
+	if o.Side > 28 {
+		return nil, nil, fmt.Errorf("data: TenClasses(%q, %+v): the side must be between 1 and the images' 28", name, o)
+	}
 	a, b, err := load(ctx, src)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,9 @@ import (
 // TestPaperHoldsOutWhenNoTestRecords: a CIFAR folder with training records
 // only gives a validation set held out from them.
 func TestPaperHoldsOutWhenNoTestRecords(t *testing.T) {
+	if testenv.Race {
+		t.Skip("numerical only (the preparation's goroutines run in the other tests): make test runs it without -race")
+	}
 	shared := testenv.SharedData(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cifar10-bird-ship"), 0o755); err != nil {
@@ -100,6 +103,14 @@ func TestPaperMammographicIsStandardizedOnTraining(t *testing.T) {
 // pixels in [0, 1], the trims, and the errors.
 func TestTenClasses(t *testing.T) {
 	src := Source{Dir: testenv.SharedData(t), Offline: true}
+	tenClassErrors(t, src)
+	if testenv.Race {
+		// Decoding and downsampling the 60000 training images, which
+		// every load does, takes most of a minute under the race
+		// detector; the preparation's goroutines run in the other tests
+		// of the package. make test loads them in its pass without -race.
+		return
+	}
 	tr, te, err := TenClasses(context.Background(), "fashion-mnist", src, TenClassOptions{Train: 300, Test: 100, Side: 14})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +148,12 @@ func TestTenClasses(t *testing.T) {
 	if n, d := full.X.Dims(); n != 60000 || d != 784 {
 		t.Errorf("full MNIST: %d×%d", n, d)
 	}
+}
+
+// tenClassErrors checks TenClasses' refusals of a set without ten classes
+// and of bad sizes.
+func tenClassErrors(t *testing.T, src Source) {
+	t.Helper()
 	for _, bad := range []struct {
 		name string
 		o    TenClassOptions

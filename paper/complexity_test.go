@@ -21,6 +21,9 @@ import (
 // both sweeps, positive times, accuracies in (0.5, 1], finite slopes) and
 // report.html (four charts, no network address).
 func TestReproduceComplexitySmall(t *testing.T) {
+	if testenv.Race {
+		t.Skip("numerical, with external processes: its one goroutine (the heap sampler) runs in TestReproduceSmall under -race; make test runs it without -race")
+	}
 	const name = "fig-admm-complexity"
 	e, err := Lookup(name)
 	if err != nil {

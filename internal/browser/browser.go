@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"net/url"
 	"os"
@@ -666,16 +667,53 @@ func inkFraction(img image.Image, bg [3]uint8, tol int) float64 {
 	if total == 0 {
 		return 0
 	}
+	inked := func(r, g, bl uint8) bool {
+		return absDiff(int(r), int(bg[0])) > tol || absDiff(int(g), int(bg[1])) > tol || absDiff(int(bl), int(bg[2])) > tol
+	}
 	n := 0
+	// The screenshots' own types read from their pixel slices (an opaque
+	// NRGBA pixel is its RGBA one): At's color interface per pixel was
+	// most of the tests' time in this package under the race detector.
+	switch m := img.(type) {
+	case *image.RGBA:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+			for i := 0; i < len(row); i += 4 {
+				if inked(row[i], row[i+1], row[i+2]) {
+					n++
+				}
+			}
+		}
+		return float64(n) / float64(total)
+	case *image.NRGBA:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+			for i := 0; i < len(row); i += 4 {
+				r, g, bl := row[i], row[i+1], row[i+2]
+				if row[i+3] != 0xff {
+					r, g, bl = rgb8(m.At(b.Min.X+i/4, y))
+				}
+				if inked(r, g, bl) {
+					n++
+				}
+			}
+		}
+		return float64(n) / float64(total)
+	}
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if absDiff(int(r>>8), int(bg[0])) > tol || absDiff(int(g>>8), int(bg[1])) > tol || absDiff(int(bl>>8), int(bg[2])) > tol {
+			if inked(rgb8(img.At(x, y))) {
 				n++
 			}
 		}
 	}
 	return float64(n) / float64(total)
+}
+
+// rgb8 returns c's alpha-premultiplied red, green and blue in 0–255.
+func rgb8(c color.Color) (r, g, b uint8) {
+	r16, g16, b16, _ := c.RGBA()
+	return uint8(r16 >> 8), uint8(g16 >> 8), uint8(b16 >> 8)
 }
 
 func absDiff(a, b int) int {
@@ -690,8 +728,8 @@ func borderColor(img image.Image) [3]uint8 {
 	b := img.Bounds()
 	count := map[[3]uint8]int{}
 	add := func(x, y int) {
-		r, g, bl, _ := img.At(x, y).RGBA()
-		count[[3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}]++
+		r, g, bl := rgb8(img.At(x, y))
+		count[[3]uint8{r, g, bl}]++
 	}
 	for x := b.Min.X; x < b.Max.X; x++ {
 		add(x, b.Min.Y)

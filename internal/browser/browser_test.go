@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -326,6 +327,43 @@ func TestProblems(t *testing.T) {
 		t.Errorf("Problems of an empty report: %q", got)
 	}
 }
+
+// TestInkFractionTypes checks the pixel-slice readers of RGBA and NRGBA
+// screenshots (sub-images and translucent pixels included) against the
+// generic reader of colors.
+func TestInkFractionTypes(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	for trial := range 20 {
+		r := image.Rect(-3, 2, 3+rng.IntN(40), 4+rng.IntN(30))
+		rgba, nrgba := image.NewRGBA(r), image.NewNRGBA(r)
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				c := color.NRGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), 255}
+				if rng.IntN(4) == 0 {
+					c = color.NRGBA{30 + uint8(rng.IntN(20)), 30, 30 + uint8(rng.IntN(20)), 255}
+				}
+				if rng.IntN(5) == 0 {
+					c.A = uint8(rng.IntN(256))
+				}
+				nrgba.SetNRGBA(x, y, c)
+				rgba.Set(x, y, c)
+			}
+		}
+		sub := image.Rect(r.Min.X+1, r.Min.Y+1, r.Max.X, r.Max.Y)
+		bg := [3]uint8{35, 30, 40}
+		for name, img := range map[string]image.Image{
+			"rgba": rgba, "nrgba": nrgba, "rgba-sub": rgba.SubImage(sub), "nrgba-sub": nrgba.SubImage(sub),
+		} {
+			got, want := inkFraction(img, bg, inkTolerance), inkFraction(genericImage{img}, bg, inkTolerance)
+			if got != want {
+				t.Errorf("trial %d, %s: inkFraction %v, generic reader %v", trial, name, got, want)
+			}
+		}
+	}
+}
+
+// genericImage hides an image's type, so that inkFraction reads its colors.
+type genericImage struct{ image.Image }
 
 func TestInkFraction(t *testing.T) {
 	img := image.NewRGBA(image.Rect(0, 0, 10, 10))
