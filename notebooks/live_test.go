@@ -691,12 +691,14 @@ var mathJaxBlankFont = []*regexp.Regexp{
 // machine without ipywidgets 4.
 // gonbConnect is what GoNB's comms (v0.11.5) log when their connection is
 // not acknowledged within their 500 ms (a busy machine): the explorer asks
-// the kernel to connect again (cvx.Explorer), and the Notebook's own comm
-// manager sees the abandoned connection's messages.
+// the kernel to connect again (cvx.Explorer), GoNB's script closes the
+// unacknowledged instance as it opens the new one ("already running"), and
+// the Notebook's own comm manager sees the abandoned connection's messages.
 var gonbConnect = []*regexp.Regexp{
 	regexp.MustCompile(`^console\.error: gonb_comm: failed to connect to kernel, communication \(and widgets\) will not work: comm_open_ack not received in time$`),
 	regexp.MustCompile(`^Uncaught \(in promise\) Error: comm_open_ack not received in time$`),
 	regexp.MustCompile(`^console\.error: Comm promise not found for comm id [0-9a-f-]+ at http://127\.0\.0\.1:\d+/static/notebook/js/main\.min\.js\?v=[0-9a-f]+:\d+:\d+$`),
+	regexp.MustCompile(`^console\.error: gonb_comm already running: we assume this is after a kernel restart, closing previous instance\. at http://127\.0\.0\.1:\d+/static/notebook/js/main\.min\.js\?v=[0-9a-f]+:\d+:\d+$`),
 }
 
 var widgetsProbe = []*regexp.Regexp{
@@ -724,6 +726,11 @@ func TestNotebookNoise(t *testing.T) {
 		"Failed to load resource: net::ERR_FAILED at about:blank",
 		"Failed to load resource: the server responded with a status of 404 (Not Found) at http://127.0.0.1:45915/nbextensions/widgets/notebook/js/extension.js?v=20261125121958",
 		"Refused to execute script from 'http://127.0.0.1:45915/nbextensions/widgets/notebook/js/extension.js?v=20261125121958' because its MIME type ('text/html') is not executable, and strict MIME type checking is enabled. at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+		// GoNB's reconnection on a busy machine (make test, 2026-12-07).
+		"console.error: gonb_comm: failed to connect to kernel, communication (and widgets) will not work: comm_open_ack not received in time",
+		"Uncaught (in promise) Error: comm_open_ack not received in time",
+		"console.error: Comm promise not found for comm id 809e8592-a4fd-4167-9bf9-8d50d8c4fc85 at http://127.0.0.1:43037/static/notebook/js/main.min.js?v=e9d1085169dce05113fa9bf9154ba58eff99d4beb258803e392a9e23a4e83f7ef3fe88085b2a7b9bd6ccddd6f1e13a29f4cc1dc4b30eabd775676b0f04cc8812:36386:21",
+		"console.error: gonb_comm already running: we assume this is after a kernel restart, closing previous instance. at http://127.0.0.1:43037/static/notebook/js/main.min.js?v=e9d1085169dce05113fa9bf9154ba58eff99d4beb258803e392a9e23a4e83f7ef3fe88085b2a7b9bd6ccddd6f1e13a29f4cc1dc4b30eabd775676b0f04cc8812:2:863",
 	} {
 		if !notebookNoise(c) {
 			t.Errorf("not ignored: %s", c)
@@ -733,6 +740,7 @@ func TestNotebookNoise(t *testing.T) {
 		"Failed to load resource: the server responded with a status of 404 (Not Found) at http://127.0.0.1:45915/files/assets/echarts.min.js",
 		"Refused to execute script from 'http://127.0.0.1:45915/files/echarts.min.js' because its MIME type ('text/html') is not executable, and strict MIME type checking is enabled. at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
 		"Uncaught TypeError: x is undefined at http://127.0.0.1:45915/notebooks/00-quickstart.ipynb",
+		"console.error: gonb_comm already running: we assume this is after a kernel restart, closing previous instance. at http://127.0.0.1:43037/notebooks/explorer.ipynb",
 	} {
 		if notebookNoise(c) {
 			t.Errorf("ignored: %s", c)
