@@ -430,3 +430,46 @@ func TestMath(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserTabs checks pages side by side in the tabs of one browser: each
+// tab reports its own page (its charts, console and problems, as the tests
+// of a browser each expect them), the browser outlives a check that timed
+// out, and options that need another browser are refused.
+func TestBrowserTabs(t *testing.T) {
+	requireBrowser(t)
+	charts, exception := testPage(t, "charts.html", true), testPage(t, "exception.html", true)
+	b, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var reps [3]*Report
+	var errs [3]error
+	done := make(chan bool)
+	for i, p := range []string{charts, exception} {
+		go func() { reps[i], errs[i] = b.Check(context.Background(), p, Options{}); done <- true }()
+	}
+	<-done
+	<-done
+	if _, err := b.Check(context.Background(), charts, Options{Timeout: time.Millisecond}); err == nil {
+		t.Error("a check of 1 ms did not time out")
+	}
+	reps[2], errs[2] = b.Check(context.Background(), charts, Options{})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("tab %d: %v", i, err)
+		}
+	}
+	for _, i := range []int{0, 2} {
+		if p := reps[i].Problems(0.01); len(reps[i].Charts) < 2 || len(p) != 0 || contains(reps[i].Console, "notDefinedAnywhere") {
+			t.Errorf("charts page in tab %d: %d charts, problems %q", i, len(reps[i].Charts), p)
+		}
+	}
+	if p := reps[1].Problems(0.01); !contains(reps[1].Console, "Uncaught ReferenceError: notDefinedAnywhere is not defined at file://", "/exception.html:22:3") ||
+		!contains(p, "chart blank (2d): only 0% of pixels drawn") {
+		t.Errorf("exception page in a tab: console %q, problems %q", reps[1].Console, p)
+	}
+	if _, err := b.Check(context.Background(), charts, Options{AllowOrigins: []string{"http://127.0.0.1:8888"}}); err == nil || !strings.Contains(err.Error(), "AllowOrigins") {
+		t.Errorf("other AllowOrigins: %v", err)
+	}
+}
