@@ -183,21 +183,12 @@ var minCharts = map[string]int{
 }
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {
-	results := executeAll(t)
-	// One browser, a tab per page: a browser's start costs as much CPU as a
-	// page's drawing. (The checks that a page fails without its library
-	// keep a browser each.)
-	b, err := browser.Start(context.Background(), browser.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close) // after the parallel subtests
-	for name, res := range results {
+	for name, res := range executeAll(t) {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // two tabs at a time (-parallel: GOMAXPROCS)
+			t.Parallel() // two browsers at a time (-parallel: GOMAXPROCS)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			rep, err := b.Check(ctx, res.HTML, browser.Options{})
+			rep, err := browser.Check(ctx, res.HTML, browser.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -295,37 +295,12 @@ func CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
 	return run(ctx, pageURL, o)
 }
 
-// run checks the page at pageURL in a browser of its own.
+// run checks the page at pageURL.
 func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
-	o = o.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	b, err := start(ctx, o)
+	origins, err := parseOrigins(o.AllowOrigins)
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
-	tctx, tcancel := within(ctx, b.bctx)
-	defer tcancel()
-	return b.check(tctx, pageURL, o)
-}
-
-// within returns the context of tab (a chromedp context, for chromedp.Run)
-// that ends when ctx ends, with ctx's deadline.
-func within(ctx, tab context.Context) (context.Context, context.CancelFunc) {
-	tctx, cancel := context.WithCancel(tab)
-	stop := context.AfterFunc(ctx, cancel)
-	if d, ok := ctx.Deadline(); ok {
-		var dcancel context.CancelFunc
-		tctx, dcancel = context.WithDeadline(tctx, d)
-		return tctx, func() { dcancel(); stop(); cancel() }
-	}
-	return tctx, func() { stop(); cancel() }
-}
-
-// withDefaults returns o with its zero sizes and timeout set to the
-// defaults.
-func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -335,59 +310,30 @@ func (o Options) withDefaults() Options {
 	if o.Height <= 0 {
 		o.Height = DefaultHeight
 	}
-	return o
-}
-
-// Browser is one headless Chromium that checks several pages, each in a tab
-// of its own: it starts once for all of them (a start and its first page
-// cost about 4 s of CPU on these machines, a page in a new tab its own
-// drawing only). Its tabs share the browser's memory cache, so pages that
-// must not see each other's loads, such as a check that a page fails
-// without its library, want a browser each: [Check].
-type Browser struct {
-	o       Options // the start's: AllowOrigins and the window size
-	origins origins
-	dataDir string
-	stderr  *tailBuffer
-	bctx    context.Context // the first tab, which starts the browser
-	closeFn func()
-}
-
-// Start starts a browser for [Browser.Check]; o's AllowOrigins, ExecPath and
-// size hold for every page, its Timeout for the start. Close it after use.
-func Start(ctx context.Context, o Options) (*Browser, error) {
-	o = o.withDefaults()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	return start(ctx, o)
-}
-
-// start starts the browser; ctx bounds the start only.
-func start(ctx context.Context, o Options) (*Browser, error) {
-	origins, err := parseOrigins(o.AllowOrigins)
-	if err != nil {
-		return nil, err
-	}
 	execPath, err := FindExecPath(o)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+
 	dataDir, err := os.MkdirTemp("", "convexnn-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
-	b := &Browser{o: o, origins: origins, dataDir: dataDir, stderr: &tailBuffer{}}
+	defer os.RemoveAll(dataDir)
+
+	var stderr tailBuffer
 	opts := append(flags(o.Width, o.Height, origins.bypass(), origins.hosts()),
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(dataDir),
-		chromedp.CombinedOutput(b.stderr),
+		chromedp.CombinedOutput(&stderr),
 	)
-	// The browser lives until Close, past ctx (which bounds the start).
-	allocCtx, allocCancel := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
+	allocCtx, allocCancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer allocCancel()
 	quiet := func(string, ...any) {}
 	bctx, bcancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(quiet), chromedp.WithErrorf(quiet))
-	b.bctx = bctx
-	b.closeFn = func() {
+	defer func() {
 		// Close the browser gracefully; if that hangs, allocCancel kills it.
 		done := make(chan struct{})
 		go func() { _ = chromedp.Cancel(bctx); close(done) }()
@@ -398,80 +344,26 @@ func start(ctx context.Context, o Options) (*Browser, error) {
 		case <-t.C:
 		}
 		bcancel()
-		allocCancel()
-		os.RemoveAll(dataDir)
-	}
-	// Start the browser, within ctx.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Run(bctx) }()
-	select {
-	case err = <-started:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		b.Close()
-		msg := strings.TrimSpace(b.stderr.String())
+	}()
+
+	rep := &Report{URL: pageURL}
+	col := &collector{origins: origins}
+	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
+
+	// Start the browser.
+	if err := chromedp.Run(bctx); err != nil {
+		msg := strings.TrimSpace(stderr.String())
 		if msg != "" {
 			msg = "\nbrowser output:\n" + msg
 		}
 		return nil, fmt.Errorf("browser: starting %s: %w%s", execPath, err, msg)
 	}
-	return b, nil
-}
-
-// Close ends the browser and removes its profile.
-func (b *Browser) Close() {
-	if b.closeFn != nil {
-		b.closeFn()
-		b.closeFn = nil
-	}
-}
-
-// Check is [Check] in a new tab of b (o's Timeout, Settle, Prepare and
-// Finish hold for the page; its AllowOrigins must be b's). Checks may run
-// side by side.
-func (b *Browser) Check(ctx context.Context, path string, o Options) (*Report, error) {
-	pageURL, err := fileURL(path)
-	if err != nil {
-		return nil, err
-	}
-	o = o.withDefaults()
-	if strings.Join(o.AllowOrigins, " ") != strings.Join(b.o.AllowOrigins, " ") {
-		return nil, fmt.Errorf("browser: Options.AllowOrigins %q differ from the browser's %q", o.AllowOrigins, b.o.AllowOrigins)
-	}
-	tab, closeTab := chromedp.NewContext(b.bctx)
-	defer func() {
-		done := make(chan struct{})
-		go func() { _ = chromedp.Cancel(tab); close(done) }()
-		t := time.NewTimer(5 * time.Second)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
-		closeTab()
-	}()
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	tctx, tcancel := within(ctx, tab)
-	defer tcancel()
-	return b.check(tctx, pageURL, o)
-}
-
-// check opens pageURL in the tab of bctx (a chromedp context) and reports on
-// it.
-func (b *Browser) check(bctx context.Context, pageURL string, o Options) (*Report, error) {
-	rep := &Report{URL: pageURL}
-	col := &collector{origins: b.origins}
-	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
-
 	var setup []chromedp.Action
 	if interceptRequests {
 		// Fail every request of the page that is not for a local file.
 		setup = append(setup, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}))
 	}
-	err := chromedp.Run(bctx, append(setup,
+	err = chromedp.Run(bctx, append(setup,
 		chromedp.EmulateViewport(int64(o.Width), int64(o.Height)),
 		chromedp.Navigate(pageURL),
 	)...)
