@@ -697,6 +697,9 @@ var mathJaxBlankFont = []*regexp.Regexp{
 var gonbConnect = []*regexp.Regexp{
 	regexp.MustCompile(`^console\.error: gonb_comm: failed to connect to kernel, communication \(and widgets\) will not work: comm_open_ack not received in time$`),
 	regexp.MustCompile(`^Uncaught \(in promise\) Error: comm_open_ack not received in time$`),
+	// The same retry when the kernel closed the unacknowledged connection.
+	regexp.MustCompile(`^console\.error: gonb_comm: failed to connect to kernel, communication \(and widgets\) will not work: connection closed$`),
+	regexp.MustCompile(`^Uncaught \(in promise\) Error: connection closed$`),
 	regexp.MustCompile(`^console\.error: Comm promise not found for comm id [0-9a-f-]+ at http://127\.0\.0\.1:\d+/static/notebook/js/main\.min\.js\?v=[0-9a-f]+:\d+:\d+$`),
 	regexp.MustCompile(`^console\.error: gonb_comm already running: we assume this is after a kernel restart, closing previous instance\. at http://127\.0\.0\.1:\d+/static/notebook/js/main\.min\.js\?v=[0-9a-f]+:\d+:\d+$`),
 }
@@ -729,6 +732,8 @@ func TestNotebookNoise(t *testing.T) {
 		// GoNB's reconnection on a busy machine (make test, 2026-12-07).
 		"console.error: gonb_comm: failed to connect to kernel, communication (and widgets) will not work: comm_open_ack not received in time",
 		"Uncaught (in promise) Error: comm_open_ack not received in time",
+		"console.error: gonb_comm: failed to connect to kernel, communication (and widgets) will not work: connection closed",
+		"Uncaught (in promise) Error: connection closed",
 		"console.error: Comm promise not found for comm id 809e8592-a4fd-4167-9bf9-8d50d8c4fc85 at http://127.0.0.1:43037/static/notebook/js/main.min.js?v=e9d1085169dce05113fa9bf9154ba58eff99d4beb258803e392a9e23a4e83f7ef3fe88085b2a7b9bd6ccddd6f1e13a29f4cc1dc4b30eabd775676b0f04cc8812:36386:21",
 		"console.error: gonb_comm already running: we assume this is after a kernel restart, closing previous instance. at http://127.0.0.1:43037/static/notebook/js/main.min.js?v=e9d1085169dce05113fa9bf9154ba58eff99d4beb258803e392a9e23a4e83f7ef3fe88085b2a7b9bd6ccddd6f1e13a29f4cc1dc4b30eabd775676b0f04cc8812:2:863",
 	} {
