@@ -34,11 +34,13 @@ lint: setup
 
 # Every test: unit tests with the race detector, with the real-notebook and
 # real-browser tests (which must not skip: CONVEXNN_REQUIRE_E2E=1); beside
-# them, the numerical packages (and data's loaders) again without the race detector and with
-# gonum's pure-Go BLAS: the slowest convergence checks run in full only there
-# (under -race they run a subset, see solvers/race_on_test.go). The numerical
+# them, the numerical packages (and data's loaders) again without the race
+# detector and with gonum's pure-Go BLAS: the slowest checks run in full only
+# there (under -race they run a subset or skip: testenv.Race and
+# testenv.SkipUnderRace; build/racefree_test.go checks that PUREGO holds
+# every package whose tests do so). The numerical
 # packages that start no goroutine (RACE_FREE: checked by
-# build/requirements_test.go) run only there: the race detector has nothing
+# build/racefree_test.go) run only there: the race detector has nothing
 # to find in them and made them the race run's longest minutes. The two
 # runs go side by side (the notebooks' run is the long one and leaves a
 # core idle much of the time); the second's output follows the first's, and

@@ -58,3 +58,69 @@ func TestRaceFreePackagesStartNoGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// Tests that do less under -race (testenv.Race, testenv.SkipUnderRace) rely
+// on make test's pass without it: this test fails for a package whose tests
+// do so while the Makefile's PUREGO list leaves it out.
+func TestRaceReducedPackagesRunWithoutRace(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join("..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string][]string{}
+	for _, m := range regexp.MustCompile(`(?m)^(PUREGO(?:_FIRST)?) := (.+)$`).FindAllSubmatch(mk, -1) {
+		vars[string(m[1])] = strings.Fields(string(m[2]))
+	}
+	var patterns []string
+	for _, p := range vars["PUREGO"] {
+		if p == "$(PUREGO_FIRST)" {
+			patterns = append(patterns, vars["PUREGO_FIRST"]...)
+			continue
+		}
+		patterns = append(patterns, p)
+	}
+	if len(patterns) == 0 {
+		t.Fatal("Makefile has no PUREGO line")
+	}
+	covered := func(dir string) bool {
+		for _, p := range patterns {
+			p = strings.TrimPrefix(p, "./")
+			if rest, ok := strings.CutSuffix(p, "..."); ok && strings.HasPrefix(dir+"/", rest) || strings.TrimSuffix(p, "/") == dir {
+				return true
+			}
+		}
+		return false
+	}
+	reduced := regexp.MustCompile(`\btestenv\.(Race|SkipUnderRace)\b`)
+	found := 0
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "out" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") || path == filepath.Join("..", "build", "racefree_test.go") {
+			return nil // (this file names the pattern)
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !reduced.Match(src) {
+			return nil
+		}
+		found++
+		dir := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, ".."+string(filepath.Separator))))
+		if !covered(dir) {
+			t.Errorf("%s does less under -race, but the Makefile's PUREGO list leaves %s out: its full tests would never run", path, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatal("no test uses testenv.Race or testenv.SkipUnderRace: is the pattern stale?")
+	}
+}

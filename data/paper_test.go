@@ -15,9 +15,7 @@ import (
 // TestPaperHoldsOutWhenNoTestRecords: a CIFAR folder with training records
 // only gives a validation set held out from them.
 func TestPaperHoldsOutWhenNoTestRecords(t *testing.T) {
-	if testenv.Race {
-		t.Skip("numerical only (the preparation's goroutines run in the other tests): make test runs it without -race")
-	}
+	testenv.SkipUnderRace(t, "numerical only: the preparation's goroutines run in the other tests")
 	shared := testenv.SharedData(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cifar10-bird-ship"), 0o755); err != nil {
@@ -157,9 +155,11 @@ func tenClassErrors(t *testing.T, src Source) {
 	for _, bad := range []struct {
 		name string
 		o    TenClassOptions
-	}{{"cifar", TenClassOptions{}}, {"mnist", TenClassOptions{Train: -1}}, {"mnist", TenClassOptions{Side: 40}}} {
-		if _, _, err := TenClasses(context.Background(), bad.name, src, bad.o); err == nil {
-			t.Errorf("TenClasses(%q, %+v): no error", bad.name, bad.o)
+		want string
+	}{{"cifar", TenClassOptions{}, `"mnist" and "fashion-mnist"`}, {"mnist", TenClassOptions{Train: -1}, "must not be negative"},
+		{"mnist", TenClassOptions{Side: 40}, "the images' 28"}} {
+		if _, _, err := TenClasses(context.Background(), bad.name, src, bad.o); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("TenClasses(%q, %+v): error %v, want one naming %s", bad.name, bad.o, err, bad.want)
 		}
 	}
 }

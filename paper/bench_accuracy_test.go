@@ -198,9 +198,7 @@ func TestAccuracyTableRatios(t *testing.T) {
 // detector beside the rest of make test): it reached 1e-4 after about
 // 10 100 steps when measured; the budget is twice that.
 func TestBenchAccuracyCNNSmall(t *testing.T) {
-	if testenv.Race {
-		t.Skip("numerical only: neither the benchmark nor the splitting (solvers/cnn, solvers/general) starts a goroutine; make test runs it without -race")
-	}
+	testenv.SkipUnderRace(t, "numerical only: neither the benchmark nor the splitting (solvers/cnn, solvers/general) starts a goroutine")
 	cfg := DefaultAccuracyConfig()
 	cfg.Size, cfg.Seconds, cfg.Iterations, cfg.Targets = SizeSmall, 1200, 20000, []float64{1e-4}
 	cfg.Families = []string{"table5-cnn-robust-hinge"}

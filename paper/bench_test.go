@@ -39,9 +39,7 @@ func requireTorch(t *testing.T) {
 // violation ≤ 1e-6) in positive time, and the ratios are those of the
 // times.
 func TestBenchCVXOPTSmall(t *testing.T) {
-	if testenv.Race {
-		t.Skip("numerical, with external processes: its one goroutine (the heap sampler) runs in TestReproduceSmall under -race; make test runs it without -race")
-	}
+	testenv.SkipUnderRace(t, heapSamplerRaced)
 	requireBenchCVXOPT(t)
 	out := t.TempDir()
 	var stdout bytes.Buffer
@@ -164,9 +162,7 @@ func TestBenchCVXOPTViolationScale(t *testing.T) {
 // final accuracy and its time to A is read off its curve; every learning
 // rate trained and evaluated; the best rate and the ratio follow from them.
 func TestBenchTorchSmall(t *testing.T) {
-	if testenv.Race {
-		t.Skip("numerical, with external processes: its one goroutine (the heap sampler) runs in TestReproduceSmall under -race; make test runs it without -race")
-	}
+	testenv.SkipUnderRace(t, heapSamplerRaced)
 	t.Setenv("CONVEXNN_DATA", testenv.SharedData(t))
 	requireTorch(t)
 	out := t.TempDir()

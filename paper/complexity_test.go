@@ -16,14 +16,17 @@ import (
 	"github.com/convexnn/convexnn/internal/testenv"
 )
 
+// heapSamplerRaced is why the tests of the paper's runs that start external
+// processes skip under -race: their one goroutine, the heap sampler, runs
+// in TestReproduceSmall under the race detector.
+const heapSamplerRaced = "numerical, with external processes: its one goroutine (the heap sampler) runs in TestReproduceSmall under -race"
+
 // TestReproduceComplexitySmall runs `reproduce -size small
 // fig-admm-complexity` end to end and checks result.json (every point of
 // both sweeps, positive times, accuracies in (0.5, 1], finite slopes) and
 // report.html (four charts, no network address).
 func TestReproduceComplexitySmall(t *testing.T) {
-	if testenv.Race {
-		t.Skip("numerical, with external processes: its one goroutine (the heap sampler) runs in TestReproduceSmall under -race; make test runs it without -race")
-	}
+	testenv.SkipUnderRace(t, heapSamplerRaced)
 	const name = "fig-admm-complexity"
 	e, err := Lookup(name)
 	if err != nil {

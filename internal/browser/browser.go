@@ -670,39 +670,35 @@ func inkFraction(img image.Image, bg [3]uint8, tol int) float64 {
 	inked := func(r, g, bl uint8) bool {
 		return absDiff(int(r), int(bg[0])) > tol || absDiff(int(g), int(bg[1])) > tol || absDiff(int(bl), int(bg[2])) > tol
 	}
-	n := 0
-	// The screenshots' own types read from their pixel slices (an opaque
-	// NRGBA pixel is its RGBA one): At's color interface per pixel was
-	// most of the tests' time in this package under the race detector.
+	// The screenshots' own types are read from their pixel slices: At's
+	// color interface per pixel was most of the tests' time in this package
+	// under the race detector.
+	var pix []uint8
+	var offset func(x, y int) int
+	translucent := false // NRGBA: a pixel that is not opaque is premultiplied by At
 	switch m := img.(type) {
 	case *image.RGBA:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
-			for i := 0; i < len(row); i += 4 {
-				if inked(row[i], row[i+1], row[i+2]) {
-					n++
-				}
-			}
-		}
-		return float64(n) / float64(total)
+		pix, offset = m.Pix, m.PixOffset
 	case *image.NRGBA:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
-			for i := 0; i < len(row); i += 4 {
-				r, g, bl := row[i], row[i+1], row[i+2]
-				if row[i+3] != 0xff {
-					r, g, bl = rgb8(m.At(b.Min.X+i/4, y))
-				}
-				if inked(r, g, bl) {
+		pix, offset, translucent = m.Pix, m.PixOffset, true
+	}
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		if pix == nil {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				if inked(rgb8(img.At(x, y))) {
 					n++
 				}
 			}
+			continue
 		}
-		return float64(n) / float64(total)
-	}
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if inked(rgb8(img.At(x, y))) {
+		row := pix[offset(b.Min.X, y):offset(b.Max.X, y)]
+		for i := 0; i < len(row); i += 4 {
+			r, g, bl := row[i], row[i+1], row[i+2]
+			if translucent && row[i+3] != 0xff {
+				r, g, bl = rgb8(img.At(b.Min.X+i/4, y))
+			}
+			if inked(r, g, bl) {
 				n++
 			}
 		}

@@ -47,3 +47,15 @@ func SharedData(t testing.TB) string {
 	}
 	return dir
 }
+
+// SkipUnderRace skips the test in a -race build. It is for a numerical test
+// whose goroutines, if any, other tests of its package already run under
+// the race detector; why says which. make test runs the test again in its
+// pass without -race (the Makefile's PUREGO packages, which
+// build/racefree_test.go checks hold every package that calls this).
+func SkipUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if Race {
+		t.Skip(why + "; make test runs it in its pass without -race")
+	}
+}
