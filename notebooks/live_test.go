@@ -207,9 +207,14 @@ func TestSavedNotebookRendersOfflineInClassicNotebook(t *testing.T) {
 	port := freePort(t)
 	origin := fmt.Sprintf("http://127.0.0.1:%d", port)
 	token := startNotebookServerIn(t, jupyter, root, work, port, noKernels, home)
+	pool, err := browser.StartPool(context.Background(), 2, browser.Options{AllowOrigins: []string{origin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close) // after the parallel subtests
 	for _, name := range pages {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // one server, a browser each
+			t.Parallel() // one server, two browsers, a page each at a time
 			want := 0
 			nb, err := nbrun.Read(filepath.Join(work, name))
 			if err != nil {
@@ -223,7 +228,7 @@ func TestSavedNotebookRendersOfflineInClassicNotebook(t *testing.T) {
 			var loader loaderState
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			rep, err := browser.CheckURL(ctx, origin+"/notebooks/"+name+"?token="+token, browser.Options{
+			rep, err := pool.CheckURL(ctx, origin+"/notebooks/"+name+"?token="+token, browser.Options{
 				AllowOrigins: []string{origin},
 				Timeout:      2 * time.Minute,
 				Prepare:      waitSavedNotebook,

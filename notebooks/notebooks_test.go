@@ -76,7 +76,30 @@ func TestMain(m *testing.M) {
 			go runOnce.Do(func() { runAll(root) })
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if pool != nil {
+		pool.Close()
+	}
+	os.Exit(code)
+}
+
+var (
+	poolOnce sync.Once
+	pool     *browser.Pool
+	poolErr  error
+)
+
+// browsers returns the test binary's two browsers, started at the first
+// call: a browser's start costs about as much CPU as drawing a notebook's
+// charts, and each page opens in a browser context of its own, so pages
+// checked one after another see nothing of each other.
+func browsers(t *testing.T) *browser.Pool {
+	t.Helper()
+	poolOnce.Do(func() { pool, poolErr = browser.StartPool(context.Background(), 2, browser.Options{}) })
+	if poolErr != nil {
+		t.Fatal(poolErr)
+	}
+	return pool
 }
 
 // dataEnv points the kernel at the project's shared data folder when
@@ -183,12 +206,14 @@ var minCharts = map[string]int{
 }
 
 func TestChartsRenderOfflineInChromium(t *testing.T) {
-	for name, res := range executeAll(t) {
+	results := executeAll(t)
+	pool := browsers(t)
+	for name, res := range results {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel() // two browsers at a time (-parallel: GOMAXPROCS)
+			t.Parallel() // two pages at a time (-parallel: GOMAXPROCS; the pool's two browsers)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			rep, err := browser.Check(ctx, res.HTML, browser.Options{})
+			rep, err := pool.Check(ctx, res.HTML, browser.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,7 +311,7 @@ func TestChartsRenderWithTheirLibraryCleared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := browser.Check(ctx, html, browser.Options{})
+			rep, err := browsers(t).Check(ctx, html, browser.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -505,7 +530,7 @@ func TestChartsFailWhenAssetsUnreachable(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := browser.Check(ctx, page, browser.Options{})
+	rep, err := browsers(t).Check(ctx, page, browser.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

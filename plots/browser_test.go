@@ -36,13 +36,20 @@ func TestSmokePagesRenderInChromium(t *testing.T) {
 		out = t.TempDir()
 	}
 	writeSmokePages(t, out, assets)
+	// Two browsers, each page in a browser context of its own: a page whose
+	// library cannot load sees nothing another page loaded.
+	pool, err := browser.StartPool(context.Background(), 2, browser.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close) // after the parallel subtests
 	for _, page := range []string{"index.html", "require.html", "url.html", "url-require.html", "broken.html", "broken-require.html",
 		"once.html", "once-require.html", "beside.html", "beside-require.html", "nowhere.html"} {
 		t.Run(page, func(t *testing.T) {
-			t.Parallel() // two browsers at a time (-parallel: GOMAXPROCS)
+			t.Parallel() // two pages at a time (-parallel: GOMAXPROCS; the pool's two browsers)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rep, err := browser.Check(ctx, filepath.Join(out, page), browser.Options{})
+			rep, err := pool.Check(ctx, filepath.Join(out, page), browser.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

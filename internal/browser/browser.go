@@ -31,12 +31,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -272,35 +275,68 @@ func Check(ctx context.Context, path string, o Options) (*Report, error) {
 // CheckURL is Check for a page at a URL: a file: URL, or a page of one of
 // Options.AllowOrigins, such as a notebook served by a local Jupyter server.
 func CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
-	u, err := url.Parse(pageURL)
+	pageURL, err := checkedURL(pageURL, o.AllowOrigins)
 	if err != nil {
-		return nil, fmt.Errorf("browser: %w", err)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "file":
-		if pageURL, err = fileURL(pageURL); err != nil {
-			return nil, err
-		}
-	case "http", "https":
-		origins, err := parseOrigins(o.AllowOrigins)
-		if err != nil {
-			return nil, err
-		}
-		if !origins.allowed(pageURL) {
-			return nil, fmt.Errorf("browser: %s is not in Options.AllowOrigins %q", pageURL, o.AllowOrigins)
-		}
-	default:
-		return nil, fmt.Errorf("browser: %q is not a file:, http: or https: URL", pageURL)
+		return nil, err
 	}
 	return run(ctx, pageURL, o)
 }
 
-// run checks the page at pageURL.
+// checkedURL returns pageURL as the browser opens it (a file: URL made
+// absolute), or an error when it is neither a file: URL nor a page of one
+// of allow's origins.
+func checkedURL(pageURL string, allow []string) (string, error) {
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		return "", fmt.Errorf("browser: %w", err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "file":
+		return fileURL(pageURL)
+	case "http", "https":
+		origins, err := parseOrigins(allow)
+		if err != nil {
+			return "", err
+		}
+		if !origins.allowed(pageURL) {
+			return "", fmt.Errorf("browser: %s is not in Options.AllowOrigins %q", pageURL, allow)
+		}
+		return pageURL, nil
+	}
+	return "", fmt.Errorf("browser: %q is not a file:, http: or https: URL", pageURL)
+}
+
+// run checks the page at pageURL in a browser of its own.
 func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
-	origins, err := parseOrigins(o.AllowOrigins)
+	o = o.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	b, err := start(ctx, o)
 	if err != nil {
 		return nil, err
 	}
+	defer b.Close()
+	tctx, tcancel := within(ctx, b.bctx)
+	defer tcancel()
+	return b.check(tctx, pageURL, o)
+}
+
+// within returns the context of tab (a chromedp context, for chromedp.Run)
+// that ends when ctx ends, with ctx's deadline.
+func within(ctx, tab context.Context) (context.Context, context.CancelFunc) {
+	tctx, cancel := context.WithCancel(tab)
+	stop := context.AfterFunc(ctx, cancel)
+	if d, ok := ctx.Deadline(); ok {
+		var dcancel context.CancelFunc
+		tctx, dcancel = context.WithDeadline(tctx, d)
+		return tctx, func() { dcancel(); stop(); cancel() }
+	}
+	return tctx, func() { stop(); cancel() }
+}
+
+// withDefaults returns o with its zero sizes and timeout set to the
+// defaults.
+func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -310,30 +346,61 @@ func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
 	if o.Height <= 0 {
 		o.Height = DefaultHeight
 	}
+	return o
+}
+
+// Browser is one headless Chromium that checks several pages one after
+// another: it starts once for all of them (a start and its first page cost
+// about 4 s of CPU on these machines, a later page its own drawing only).
+// Each page opens in a browser context of its own (as a fresh profile: no
+// cache, storage or cookies from the pages before it), in the one tab that
+// is open and in front: a tab behind another gets no animation frames, and
+// its charts never draw.
+type Browser struct {
+	mu      sync.Mutex // held by a check: one page at a time
+	o       Options    // the start's: AllowOrigins and the window size
+	origins origins
+	dataDir string
+	stderr  *tailBuffer
+	bctx    context.Context // the first tab, which starts the browser
+	closeFn func()
+}
+
+// Start starts a browser for [Browser.Check]; o's AllowOrigins, ExecPath and
+// size hold for every page, its Timeout for the start. Close it after use.
+func Start(ctx context.Context, o Options) (*Browser, error) {
+	o = o.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	return start(ctx, o)
+}
+
+// start starts the browser; ctx bounds the start only.
+func start(ctx context.Context, o Options) (*Browser, error) {
+	origins, err := parseOrigins(o.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
 	execPath, err := FindExecPath(o)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-
 	dataDir, err := os.MkdirTemp("", "convexnn-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
-	defer os.RemoveAll(dataDir)
-
-	var stderr tailBuffer
+	b := &Browser{o: o, origins: origins, dataDir: dataDir, stderr: &tailBuffer{}}
 	opts := append(flags(o.Width, o.Height, origins.bypass(), origins.hosts()),
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(dataDir),
-		chromedp.CombinedOutput(&stderr),
+		chromedp.CombinedOutput(b.stderr),
 	)
-	allocCtx, allocCancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer allocCancel()
+	// The browser lives until Close, past ctx (which bounds the start).
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
 	quiet := func(string, ...any) {}
 	bctx, bcancel := chromedp.NewContext(allocCtx, chromedp.WithLogf(quiet), chromedp.WithErrorf(quiet))
-	defer func() {
+	b.bctx = bctx
+	b.closeFn = func() {
 		// Close the browser gracefully; if that hangs, allocCancel kills it.
 		done := make(chan struct{})
 		go func() { _ = chromedp.Cancel(bctx); close(done) }()
@@ -344,26 +411,181 @@ func run(ctx context.Context, pageURL string, o Options) (*Report, error) {
 		case <-t.C:
 		}
 		bcancel()
-	}()
-
-	rep := &Report{URL: pageURL}
-	col := &collector{origins: origins}
-	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
-
-	// Start the browser.
-	if err := chromedp.Run(bctx); err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		allocCancel()
+		os.RemoveAll(dataDir)
+	}
+	// Start the browser, within ctx.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Run(bctx) }()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		b.Close()
+		msg := strings.TrimSpace(b.stderr.String())
 		if msg != "" {
 			msg = "\nbrowser output:\n" + msg
 		}
 		return nil, fmt.Errorf("browser: starting %s: %w%s", execPath, err, msg)
 	}
+	return b, nil
+}
+
+// Close ends the browser and removes its profile, after the check that
+// runs, if any.
+func (b *Browser) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closeFn != nil {
+		b.closeFn()
+		b.closeFn = nil
+	}
+}
+
+// Check is [Check] in a new tab of b (o's Timeout, Settle, Prepare and
+// Finish hold for the page; its AllowOrigins must be b's). A check called
+// while another runs waits for it; o's Timeout counts from its own start.
+func (b *Browser) Check(ctx context.Context, path string, o Options) (*Report, error) {
+	pageURL, err := fileURL(path)
+	if err != nil {
+		return nil, err
+	}
+	return b.checkTab(ctx, pageURL, o)
+}
+
+// CheckURL is [CheckURL] in a new tab of b, as [Browser.Check].
+func (b *Browser) CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
+	pageURL, err := checkedURL(pageURL, o.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
+	return b.checkTab(ctx, pageURL, o)
+}
+
+// checkTab checks pageURL, a URL checkedURL accepted, in a new tab of b.
+func (b *Browser) checkTab(ctx context.Context, pageURL string, o Options) (*Report, error) {
+	o = o.withDefaults()
+	if strings.Join(o.AllowOrigins, " ") != strings.Join(b.o.AllowOrigins, " ") {
+		return nil, fmt.Errorf("browser: Options.AllowOrigins %q differ from the browser's %q", o.AllowOrigins, b.o.AllowOrigins)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closeFn == nil {
+		return nil, errors.New("browser: Check on a closed Browser")
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	// A browser context of the page's own, and a tab in a window of its own
+	// (in front: the only one besides the first, blank tab).
+	bexec := func(ctx context.Context) context.Context {
+		return cdp.WithExecutor(ctx, chromedp.FromContext(b.bctx).Browser)
+	}
+	sctx, scancel := within(ctx, b.bctx)
+	defer scancel()
+	bcID, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(bexec(sctx))
+	if err != nil {
+		return nil, fmt.Errorf("browser: a browser context for %s: %w", pageURL, err)
+	}
+	defer func() {
+		// The context's tabs close with it; a fresh context, since ctx may
+		// have ended.
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(b.bctx), 5*time.Second)
+		defer dcancel()
+		_ = target.DisposeBrowserContext(bcID).Do(bexec(dctx))
+	}()
+	tabID, err := target.CreateTarget("about:blank").WithBrowserContextID(bcID).WithNewWindow(true).Do(bexec(sctx))
+	if err != nil {
+		return nil, fmt.Errorf("browser: opening a tab for %s: %w", pageURL, err)
+	}
+	tab, closeTab := chromedp.NewContext(b.bctx, chromedp.WithTargetID(tabID))
+	defer closeTab()
+	tctx, tcancel := within(ctx, tab)
+	defer tcancel()
+	if err := chromedp.Run(tctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		return target.ActivateTarget(tabID).Do(bexec(ctx))
+	})); err != nil {
+		return nil, fmt.Errorf("browser: opening a tab for %s: %w", pageURL, err)
+	}
+	return b.check(tctx, pageURL, o)
+}
+
+// Pool is a few browsers that check pages side by side, each one page at a
+// time ([Browser]): on two cores, two of them keep both busy while a page
+// loads or settles.
+type Pool struct {
+	free chan *Browser
+	all  []*Browser
+}
+
+// StartPool starts n browsers with o (as [Start]). Close it after use.
+func StartPool(ctx context.Context, n int, o Options) (*Pool, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("browser: a pool of %d browsers", n)
+	}
+	p := &Pool{free: make(chan *Browser, n), all: make([]*Browser, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.all[i], errs[i] = Start(ctx, o) }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		p.Close()
+		return nil, err
+	}
+	for _, b := range p.all {
+		p.free <- b
+	}
+	return p, nil
+}
+
+// Check is [Browser.Check] on the first browser of p that is free.
+func (p *Pool) Check(ctx context.Context, path string, o Options) (*Report, error) {
+	return p.with(ctx, func(b *Browser) (*Report, error) { return b.Check(ctx, path, o) })
+}
+
+// CheckURL is [Browser.CheckURL] on the first browser of p that is free.
+func (p *Pool) CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
+	return p.with(ctx, func(b *Browser) (*Report, error) { return b.CheckURL(ctx, pageURL, o) })
+}
+
+// with calls check with the first browser of p that is free.
+func (p *Pool) with(ctx context.Context, check func(*Browser) (*Report, error)) (*Report, error) {
+	var b *Browser
+	select {
+	case b = <-p.free:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("browser: waiting for a browser of the pool: %w", ctx.Err())
+	}
+	defer func() { p.free <- b }()
+	return check(b)
+}
+
+// Close ends p's browsers, after the checks that run.
+func (p *Pool) Close() {
+	for _, b := range p.all {
+		if b != nil {
+			b.Close()
+		}
+	}
+}
+
+// check opens pageURL in the tab of bctx (a chromedp context) and reports on
+// it.
+func (b *Browser) check(bctx context.Context, pageURL string, o Options) (*Report, error) {
+	rep := &Report{URL: pageURL}
+	col := &collector{origins: b.origins}
+	chromedp.ListenTarget(bctx, func(ev any) { col.event(bctx, ev) })
+
 	var setup []chromedp.Action
 	if interceptRequests {
 		// Fail every request of the page that is not for a local file.
 		setup = append(setup, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}))
 	}
-	err = chromedp.Run(bctx, append(setup,
+	err := chromedp.Run(bctx, append(setup,
 		chromedp.EmulateViewport(int64(o.Width), int64(o.Height)),
 		chromedp.Navigate(pageURL),
 	)...)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,5 +429,80 @@ func TestMath(t *testing.T) {
 		case c.want != "" && (len(r.Math) != 1 || !strings.Contains(r.Math[0], "markdown cell 2") || !strings.Contains(r.Math[0], c.want)):
 			t.Errorf("%q: Math = %q, want cell 2 with %q", c.text, r.Math, c.want)
 		}
+	}
+}
+
+// TestBrowserTabs checks pages asked for side by side of one browser (they
+// take turns) and of a pool: each check reports its own page (its charts,
+// console and problems, as the tests of a browser each expect them), the
+// browser outlives a check that timed out, and options that need another
+// browser are refused.
+func TestBrowserTabs(t *testing.T) {
+	requireBrowser(t)
+	charts, exception := testPage(t, "charts.html", true), testPage(t, "exception.html", true)
+	b, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	pool, err := StartPool(context.Background(), 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	pages := []string{charts, exception, charts, exception, charts, exception}
+	reps := make([]*Report, len(pages))
+	errs := make([]error, len(pages))
+	var wg sync.WaitGroup
+	for i, p := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var o Options
+			if p == exception {
+				// Its chart stays blank: measure after 2 s instead of
+				// polling 15 s for ink.
+				o.Settle = 2 * time.Second
+			}
+			if i < 2 {
+				reps[i], errs[i] = b.Check(context.Background(), p, o)
+			} else {
+				reps[i], errs[i] = pool.Check(context.Background(), p, o)
+			}
+		}()
+	}
+	wg.Wait()
+	if _, err := b.Check(context.Background(), charts, Options{Timeout: time.Millisecond}); err == nil {
+		t.Error("a check of 1 ms did not time out")
+	}
+	rep, err := b.Check(context.Background(), charts, Options{})
+	reps, errs = append(reps, rep), append(errs, err)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("check %d: %v", i, err)
+		}
+	}
+	for i, rep := range reps {
+		p := rep.Problems(0.01)
+		if i%2 == 0 {
+			if len(rep.Charts) < 2 || len(p) != 0 || contains(rep.Console, "notDefinedAnywhere") {
+				t.Errorf("charts page in check %d: %d charts, problems %q", i, len(rep.Charts), p)
+			}
+			continue
+		}
+		if !contains(rep.Console, "Uncaught ReferenceError: notDefinedAnywhere is not defined at file://", "/exception.html:22:3") ||
+			!contains(p, "chart blank (2d): only 0% of pixels drawn") {
+			t.Errorf("exception page in check %d: console %q, problems %q", i, rep.Console, p)
+		}
+	}
+	if _, err := b.Check(context.Background(), charts, Options{AllowOrigins: []string{"http://127.0.0.1:8888"}}); err == nil || !strings.Contains(err.Error(), "AllowOrigins") {
+		t.Errorf("other AllowOrigins: %v", err)
+	}
+	b.Close()
+	if _, err := b.Check(context.Background(), charts, Options{}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("check on a closed browser: %v", err)
+	}
+	if _, err := StartPool(context.Background(), 0, Options{}); err == nil {
+		t.Error("a pool of 0 browsers started")
 	}
 }
