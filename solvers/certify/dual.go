@@ -2,7 +2,7 @@ package certify
 
 import (
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/convexnn/convexnn/solvers"
 	"gonum.org/v1/gonum/floats"
@@ -332,7 +332,7 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 	y := mat.DenseCopyOf(alpha)
 	tk := 1.0
 	var xe, gd mat.Dense
-	e := mat.NewDense(c.d, ng, nil)
+	wk := c.newDistWork() // the loop's storage: it allocates nothing else
 	h := mat.NewDense(c.d, np, nil)
 	wj := make([]float64, ng)
 	mark, markAt := floats.Max(best.s), 0
@@ -340,7 +340,7 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 		if mw != nil {
 			c.coeffs(cc, m, yW)
 		}
-		cur := c.distances(cc, y, e)
+		cur := c.distances(cc, y, wk)
 		for j := range wj {
 			wj[j] = 0
 			if cur.s[j] > beta {
@@ -353,10 +353,10 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 		xe.Mul(c.p.X, cur.e)
 		prev.Copy(alpha)
 		for k := 0; k < c.n; k++ {
-			ar, yr, xr := alpha.RawRowView(k), y.RawRowView(k), xe.RawRowView(k)
+			ar, yr, xr, sr := alpha.RawRowView(k), y.RawRowView(k), xe.RawRowView(k), c.sgn.RawRowView(k)
 			for j := 0; j < ng; j++ {
 				// ∂(½s_j²)/∂α_kj = −S_i[k] (X e_j)_k − ε N(e_j^f), weighted.
-				gj := wj[j] * (-c.sgn.At(k, j%np)*xr[j] - c.eps*cur.nq[j])
+				gj := wj[j] * (-sr[j%np]*xr[j] - c.eps*cur.nq[j])
 				ar[j] = math.Max(0, yr[j]-eta*gj)
 			}
 		}
@@ -378,7 +378,7 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 		tn := (1 + math.Sqrt(1+4*tk*tk)) / 2
 		mom := (tk - 1) / tn
 		tk = tn
-		now := c.distances(cc, alpha, e)
+		now := c.distances(cc, alpha, wk) // cur is spent: its storage is reused
 		if v := excess(now.s); v < bestVal {
 			bestVal = v
 			bestAlpha.Copy(alpha)
@@ -393,10 +393,13 @@ func (c *Certifier) refineWith(m, w *mat.Dense, moveW bool, rad []float64, alpha
 				w.Copy(bestW)
 			}
 		}
-		y.Sub(alpha, prev)
-		y.Scale(mom, y)
-		y.Add(y, alpha)
-		y.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, y)
+		// y = (α + mom(α − α_prev))_+
+		for k := 0; k < c.n; k++ {
+			ar, pr, yr := alpha.RawRowView(k), prev.RawRowView(k), y.RawRowView(k)
+			for j := range yr {
+				yr[j] = math.Max(ar[j]+mom*(ar[j]-pr[j]), 0)
+			}
+		}
 		if mw != nil {
 			yW.Sub(w, prevW)
 			yW.Scale(mom, yW)
@@ -426,29 +429,47 @@ type dist struct {
 	e     *mat.Dense
 }
 
-// distances evaluates s_j = dist(c_j − XᵀS_iα_j, ε(1ᵀα_j)B^f) for every
-// group, reusing e's storage when given.
-func (c *Certifier) distances(cc, alpha, e *mat.Dense) dist {
+// distWork is the storage of distances and ballResidual, kept across the
+// iterations of refineWith so that its loop allocates nothing.
+type distWork struct {
+	b        *mat.Dense // n×2P: column j is S_i α_j
+	sum, col []float64  // 1ᵀα_j per group; one column of e
+	scratch  []float64  // 2f: the ℓ₁ ball's projection and sorted magnitudes
+	out      dist       // distances' result when reused
+}
+
+// newDistWork returns the storage of distances for c.
+func (c *Certifier) newDistWork() *distWork {
 	ng := 2 * c.np
-	b := mat.NewDense(c.n, ng, nil)
-	sum := make([]float64, ng)
+	return &distWork{b: mat.NewDense(c.n, ng, nil), sum: make([]float64, ng), col: make([]float64, c.d),
+		scratch: make([]float64, 2*c.f),
+		out:     dist{s: make([]float64, ng), nq: make([]float64, ng), e: mat.NewDense(c.d, ng, nil)}}
+}
+
+// distances evaluates s_j = dist(c_j − XᵀS_iα_j, ε(1ᵀα_j)B^f) for every
+// group. With wk nil the result is freshly allocated; otherwise it is
+// wk.out, overwritten by the next call with wk.
+func (c *Certifier) distances(cc, alpha *mat.Dense, wk *distWork) dist {
+	if wk == nil {
+		wk = c.newDistWork()
+	}
+	ng := 2 * c.np
+	b, sum, out := wk.b, wk.sum, wk.out
+	clear(sum)
 	for k := 0; k < c.n; k++ {
-		ar, br := alpha.RawRowView(k), b.RawRowView(k)
+		ar, br, sr := alpha.RawRowView(k), b.RawRowView(k), c.sgn.RawRowView(k)
 		for j := 0; j < ng; j++ {
-			br[j] = c.sgn.At(k, j%c.np) * ar[j]
+			br[j] = sr[j%c.np] * ar[j]
 			sum[j] += ar[j]
 		}
 	}
-	if e == nil {
-		e = mat.NewDense(c.d, ng, nil)
-	}
+	e := out.e
 	e.Mul(c.p.X.T(), b)
 	e.Sub(cc, e)
-	out := dist{s: make([]float64, ng), nq: make([]float64, ng), e: e}
-	col := make([]float64, c.d)
+	col := wk.col
 	for j := 0; j < ng; j++ {
 		mat.Col(col, j, e)
-		c.ballResidual(col, c.eps*sum[j])
+		c.ballResidual(col, c.eps*sum[j], wk.scratch)
 		e.SetCol(j, col)
 		out.s[j] = floats.Norm(col, 2)
 		out.nq[j] = c.kind.Dual(col[:c.f])
@@ -460,8 +481,9 @@ func (c *Certifier) distances(cc, alpha, e *mat.Dense) dist {
 }
 
 // ballResidual replaces r by r − proj(r) onto the ball {z : z = 0 off the f
-// perturbed features, ‖z^f‖_p ≤ rad}.
-func (c *Certifier) ballResidual(r []float64, rad float64) {
+// perturbed features, ‖z^f‖_p ≤ rad}. scratch (length 2f, or nil) is storage
+// for the ℓ₁ ball's projection.
+func (c *Certifier) ballResidual(r []float64, rad float64, scratch []float64) {
 	if rad <= 0 {
 		return
 	}
@@ -484,8 +506,12 @@ func (c *Certifier) ballResidual(r []float64, rad float64) {
 			floats.Scale((nr-rad)/nr, rf)
 		}
 	case solvers.L1:
-		p := append([]float64(nil), rf...)
-		projectL1(p, rad)
+		if len(scratch) < 2*c.f {
+			scratch = make([]float64, 2*c.f)
+		}
+		p := scratch[:c.f]
+		copy(p, rf)
+		projectL1Into(p, rad, scratch[c.f:2*c.f])
 		floats.Sub(rf, p)
 	}
 }
@@ -493,6 +519,11 @@ func (c *Certifier) ballResidual(r []float64, rad float64) {
 // projectL1 projects r onto the ℓ₁ ball of radius rad, in place
 // (soft threshold at the θ with Σ (|r_j| − θ)_+ = rad).
 func projectL1(r []float64, rad float64) {
+	projectL1Into(r, rad, make([]float64, len(r)))
+}
+
+// projectL1Into is projectL1 with a, of r's length, as its storage.
+func projectL1Into(r []float64, rad float64, a []float64) {
 	var l1 float64
 	for _, v := range r {
 		l1 += math.Abs(v)
@@ -500,11 +531,12 @@ func projectL1(r []float64, rad float64) {
 	if l1 <= rad {
 		return
 	}
-	a := make([]float64, len(r))
+	a = a[:len(r)]
 	for j, v := range r {
 		a[j] = math.Abs(v)
 	}
-	sort.Sort(sort.Reverse(sort.Float64Slice(a)))
+	slices.Sort(a)
+	slices.Reverse(a)
 	// θ = (Σ_{l≤ρ} a_l − rad)/(ρ + 1) at the largest ρ with a_ρ above it;
 	// with rad = 0 no ρ qualifies and θ = max_l a_l (the projection is 0).
 	cum, theta := 0.0, a[0]

@@ -183,6 +183,6 @@ func (c *Certifier) groupDistance(cj, a *mat.Dense, i int) float64 {
 	e.Mul(c.p.X.T(), b)
 	e.Sub(cj, &e)
 	r := e.RawMatrix().Data
-	c.ballResidual(r, c.eps*sum)
+	c.ballResidual(r, c.eps*sum, nil)
 	return floats.Norm(r, 2)
 }
