@@ -444,7 +444,7 @@ func (b *Browser) Close() {
 	}
 }
 
-// Check is [Check] in a new tab of b (o's Timeout, Settle, Prepare and
+// Check is [Check] in a fresh window of b, in a browser context of its own (o's Timeout, Settle, Prepare and
 // Finish hold for the page; its AllowOrigins must be b's). A check called
 // while another runs waits for it; o's Timeout counts from its own start.
 func (b *Browser) Check(ctx context.Context, path string, o Options) (*Report, error) {
@@ -455,7 +455,7 @@ func (b *Browser) Check(ctx context.Context, path string, o Options) (*Report, e
 	return b.checkTab(ctx, pageURL, o)
 }
 
-// CheckURL is [CheckURL] in a new tab of b, as [Browser.Check].
+// CheckURL is [CheckURL] in a fresh window of b, as [Browser.Check].
 func (b *Browser) CheckURL(ctx context.Context, pageURL string, o Options) (*Report, error) {
 	pageURL, err := checkedURL(pageURL, o.AllowOrigins)
 	if err != nil {
@@ -464,7 +464,7 @@ func (b *Browser) CheckURL(ctx context.Context, pageURL string, o Options) (*Rep
 	return b.checkTab(ctx, pageURL, o)
 }
 
-// checkTab checks pageURL, a URL checkedURL accepted, in a new tab of b.
+// checkTab checks pageURL, a URL checkedURL accepted, in a fresh window of b.
 func (b *Browser) checkTab(ctx context.Context, pageURL string, o Options) (*Report, error) {
 	o = o.withDefaults()
 	if strings.Join(o.AllowOrigins, " ") != strings.Join(b.o.AllowOrigins, " ") {
