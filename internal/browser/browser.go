@@ -678,7 +678,7 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 		if err := sleep(ctx, o.Settle); err != nil {
 			return nil, err
 		}
-		charts, _, err := measureAll(ctx)
+		charts, _, err := measureAll(ctx, shots{})
 		return charts, err
 	}
 
@@ -695,6 +695,7 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 	// case its charts are inserted by a script.
 	loaded := time.Now()
 	inked := map[int]bool{}
+	seen := shots{}
 	for {
 		states, err := chartStates(ctx)
 		if err != nil {
@@ -720,7 +721,7 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 				}
 				continue
 			}
-			ink, err := measure(ctx, i)
+			ink, err := measure(ctx, i, seen)
 			if err != nil {
 				return nil, err
 			}
@@ -740,7 +741,7 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 
 	// Phase 2: until the drawing stops changing (animations), at most 3s
 	// more and not past the deadline.
-	charts, prev, err := measureAll(ctx)
+	charts, prev, err := measureAll(ctx, seen)
 	if err != nil {
 		return charts, err
 	}
@@ -752,7 +753,7 @@ func settle(ctx context.Context, o Options) ([]Chart, error) {
 		if err := sleep(ctx, poll); err != nil {
 			return charts, err
 		}
-		c, cur, err := measureAll(ctx)
+		c, cur, err := measureAll(ctx, seen)
 		if err != nil {
 			return charts, err
 		}
@@ -808,7 +809,7 @@ func chartStates(ctx context.Context) ([]chartState, error) {
 }
 
 // measureAll measures every chart and returns them and their ink.
-func measureAll(ctx context.Context) ([]Chart, []float64, error) {
+func measureAll(ctx context.Context, seen shots) ([]Chart, []float64, error) {
 	states, err := chartStates(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -816,7 +817,7 @@ func measureAll(ctx context.Context) ([]Chart, []float64, error) {
 	charts := make([]Chart, len(states))
 	inks := make([]float64, len(states))
 	for i, s := range states {
-		ink, err := measure(ctx, i)
+		ink, err := measure(ctx, i, seen)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -841,9 +842,20 @@ type chartBox struct {
 	BGImage bool       `json:"bgImage"`
 }
 
+// shots keeps, per chart, the last screenshot measured and its ink.
+type shots map[int]shot
+
+type shot struct {
+	png []byte
+	box chartBox
+	ink float64
+}
+
 // measure scrolls chart i into view and measures the ink on a screenshot of
-// its on-screen part.
-func measure(ctx context.Context, i int) (float64, error) {
+// its on-screen part. A screenshot identical to the one seen last for the
+// chart, of the same box, has its ink: a chart that stopped drawing is not
+// decoded again while the page settles.
+func measure(ctx context.Context, i int, seen shots) (float64, error) {
 	var box chartBox
 	err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(boxJS, i), &box,
 		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
@@ -866,6 +878,9 @@ func measure(ctx context.Context, i int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if last, ok := seen[i]; ok && last.box == box && bytes.Equal(last.png, buf) {
+		return last.ink, nil
+	}
 	img, err := png.Decode(bytes.NewReader(buf))
 	if err != nil {
 		return 0, fmt.Errorf("decoding screenshot: %w", err)
@@ -874,7 +889,9 @@ func measure(ctx context.Context, i int) (float64, error) {
 	if box.BGImage {
 		bg = borderColor(img)
 	}
-	return inkFraction(img, bg, inkTolerance), nil
+	ink := inkFraction(img, bg, inkTolerance)
+	seen[i] = shot{png: buf, box: box, ink: ink}
+	return ink, nil
 }
 
 // inkTolerance is the largest per-channel difference (0-255) from the

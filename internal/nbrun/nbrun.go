@@ -195,8 +195,12 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 		return nil, err
 	}
 	os.RemoveAll(stateDir) // each headless run starts from a clean slate
+	jupyterPath, err := headlessKernel(kernel, o.Repo, filepath.Join(o.OutDir, ".kernels", base))
+	if err != nil {
+		return nil, err
+	}
 	env := append(os.Environ(),
-		"JUPYTER_PATH="+filepath.Join(o.Repo, ".cache", "jupyter"),
+		"JUPYTER_PATH="+jupyterPath,
 		"CONVEXNN_SIZE="+o.Size,
 		"CONVEXNN_STATE_DIR="+stateDir,
 		"CONVEXNN_HEADLESS=1", // no front-end: explorers show their start chart (cvx.Explorer)
@@ -228,6 +232,61 @@ func Execute(ctx context.Context, notebook string, o Options) (*Result, error) {
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// headlessKernel writes to dir a copy of the kernel spec at spec whose
+// PATH leaves out gopls, and returns the JUPYTER_PATH that holds it. GoNB
+// starts gopls when it finds it (for a front-end's completions and
+// contextual help), and gopls then loads the whole workspace: about 3 s of
+// CPU per kernel that no headless run asks anything of. The copy's PATH has
+// the spec's entry for the repository's bin folder (gonb, goimports, gopls)
+// replaced by one that holds goimports alone, which GoNB runs on every
+// cell; a spec without that entry is copied as it is.
+func headlessKernel(spec, repo, dir string) (string, error) {
+	raw, err := os.ReadFile(spec)
+	if err != nil {
+		return "", fmt.Errorf("nbrun: kernel spec: %w", err)
+	}
+	var ks map[string]any
+	if err := json.Unmarshal(raw, &ks); err != nil {
+		return "", fmt.Errorf("nbrun: kernel spec %s: %w (run make setup)", spec, err)
+	}
+	bin, err := filepath.Abs(filepath.Join(repo, "bin"))
+	if err != nil {
+		return "", err
+	}
+	tools := filepath.Join(dir, "bin")
+	if env, ok := ks["env"].(map[string]any); ok {
+		if path, ok := env["PATH"].(string); ok {
+			parts := filepath.SplitList(path)
+			for k, p := range parts {
+				if filepath.Clean(p) == bin {
+					parts[k] = tools
+				}
+			}
+			env["PATH"] = strings.Join(parts, string(os.PathListSeparator))
+		}
+	}
+	kdir := filepath.Join(dir, "kernels", "convexnn")
+	if err := os.MkdirAll(kdir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		return "", err
+	}
+	link := filepath.Join(tools, "goimports")
+	os.Remove(link)
+	if err := os.Symlink(filepath.Join(bin, "goimports"), link); err != nil {
+		return "", err
+	}
+	out, err := json.MarshalIndent(ks, "", " ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(kdir, "kernel.json"), out, 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Abs(dir)
 }
 
 // nbconvert runs python -m nbconvert args in dir.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convexnn/convexnn/data"
+	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/solvers"
 	"github.com/convexnn/convexnn/solvers/internal/testprog"
 	"gonum.org/v1/gonum/blas"
@@ -332,6 +333,7 @@ func ipmStabilityProgram(t testing.TB, np, r int) *solvers.Program {
 // factorization is costly), the same must hold: refinement has to show
 // when the assembled H no longer serves and hand over to the rows.
 func TestIPMStabilityFamily(t *testing.T) {
+	testenv.SkipUnderRace(t, "48 degenerate programs (14 s under -race); every other test of the package factors patterns on the same goroutines")
 	for _, late := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lateNormal=%v", late), func(t *testing.T) {
 			testIPMStabilityFamily(t, late)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convexnn/convexnn/internal/testenv"
 	"github.com/convexnn/convexnn/solvers"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -98,6 +99,7 @@ func TestDistinctRows(t *testing.T) {
 // SolvePooled with fold 1 (rows added as its weights violate them) against
 // Solve on every row, and its weights feasible for every row.
 func TestSolvePooledRowWorkingSet(t *testing.T) {
+	testenv.SkipUnderRace(t, "24 programs of 400–700 rows (18 s under -race); TestSolvePooledFoldOne runs the pooled method under it")
 	rng := rand.New(rand.NewPCG(7, 1))
 	for trial := range 24 {
 		n, dim, np := 400+rng.IntN(300), 2+rng.IntN(3), 2+rng.IntN(5)
