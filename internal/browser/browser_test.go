@@ -78,10 +78,51 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
+// TestMain closes the tests' pool of browsers (pool) after the last test.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testPool != nil {
+		testPool.Close()
+	}
+	os.Exit(code)
+}
+
+var (
+	testPoolOnce sync.Once
+	testPool     *Pool
+	testPoolErr  error
+)
+
+// pool returns the tests' two browsers, started at the first call: most
+// tests check their pages on them (each page in a browser context of its
+// own, as Check's own browser would), instead of starting a browser per
+// page. TestChartsDraw and the tests of errors, hooks, origins and time-outs
+// run Check's own browser.
+func pool(t *testing.T) *Pool {
+	t.Helper()
+	testPoolOnce.Do(func() { testPool, testPoolErr = StartPool(context.Background(), 2, Options{}) })
+	if testPoolErr != nil {
+		t.Fatal(testPoolErr)
+	}
+	return testPool
+}
+
+// check checks path on the tests' pool and logs the report.
 func check(t *testing.T, path string, o Options) *Report {
 	t.Helper()
+	return logged(t, path, func() (*Report, error) { return pool(t).Check(context.Background(), path, o) })
+}
+
+// checkOnce checks path with Check's own browser and logs the report.
+func checkOnce(t *testing.T, path string, o Options) *Report {
+	t.Helper()
+	return logged(t, path, func() (*Report, error) { return Check(context.Background(), path, o) })
+}
+
+func logged(t *testing.T, path string, run func() (*Report, error)) *Report {
+	t.Helper()
 	start := time.Now()
-	r, err := Check(context.Background(), path, o)
+	r, err := run()
 	if err != nil {
 		t.Fatalf("Check(%s): %v", path, err)
 	}
@@ -124,7 +165,7 @@ next:
 
 func TestChartsDraw(t *testing.T) {
 	requireBrowser(t)
-	r := check(t, testPage(t, "charts.html", true), Options{})
+	r := checkOnce(t, testPage(t, "charts.html", true), Options{})
 	if len(r.Charts) != 2 {
 		t.Fatalf("got %d charts, want 2", len(r.Charts))
 	}
