@@ -77,17 +77,11 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	if pool != nil {
-		pool.Close()
-	}
+	pool.Close()
 	os.Exit(code)
 }
 
-var (
-	poolOnce sync.Once
-	pool     *browser.Pool
-	poolErr  error
-)
+var pool browser.LazyPool
 
 // browsers returns the test binary's two browsers, started at the first
 // call: a browser's start costs about as much CPU as drawing a notebook's
@@ -95,11 +89,11 @@ var (
 // checked one after another see nothing of each other.
 func browsers(t *testing.T) *browser.Pool {
 	t.Helper()
-	poolOnce.Do(func() { pool, poolErr = browser.StartPool(context.Background(), 2, browser.Options{}) })
-	if poolErr != nil {
-		t.Fatal(poolErr)
+	p, err := pool.Get()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return pool
+	return p
 }
 
 // dataEnv points the kernel at the project's shared data folder when

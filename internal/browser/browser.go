@@ -564,6 +564,37 @@ func (p *Pool) with(ctx context.Context, check func(*Browser) (*Report, error)) 
 	return check(b)
 }
 
+// LazyPool is a Pool of N browsers (2 when N is 0) with options O, started
+// at the first Get: for a test binary whose tests share browsers, when only
+// some of its tests need them. Close it after the last Get, as a Pool.
+type LazyPool struct {
+	N    int
+	O    Options
+	once sync.Once
+	p    *Pool
+	err  error
+}
+
+// Get returns the pool, starting it at the first call; a failed start is
+// returned to every call.
+func (l *LazyPool) Get() (*Pool, error) {
+	l.once.Do(func() {
+		n := l.N
+		if n == 0 {
+			n = 2
+		}
+		l.p, l.err = StartPool(context.Background(), n, l.O)
+	})
+	return l.p, l.err
+}
+
+// Close ends the pool's browsers if Get started them.
+func (l *LazyPool) Close() {
+	if l.p != nil {
+		l.p.Close()
+	}
+}
+
 // Close ends p's browsers, after the checks that run.
 func (p *Pool) Close() {
 	for _, b := range p.all {

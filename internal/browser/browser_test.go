@@ -81,17 +81,11 @@ func copyFile(t *testing.T, src, dst string) {
 // TestMain closes the tests' pool of browsers (pool) after the last test.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testPool != nil {
-		testPool.Close()
-	}
+	testPool.Close()
 	os.Exit(code)
 }
 
-var (
-	testPoolOnce sync.Once
-	testPool     *Pool
-	testPoolErr  error
-)
+var testPool LazyPool
 
 // pool returns the tests' two browsers, started at the first call: most
 // tests check their pages on them (each page in a browser context of its
@@ -100,11 +94,11 @@ var (
 // run Check's own browser.
 func pool(t *testing.T) *Pool {
 	t.Helper()
-	testPoolOnce.Do(func() { testPool, testPoolErr = StartPool(context.Background(), 2, Options{}) })
-	if testPoolErr != nil {
-		t.Fatal(testPoolErr)
+	p, err := testPool.Get()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return testPool
+	return p
 }
 
 // check checks path on the tests' pool and logs the report.
