@@ -199,12 +199,13 @@ func (d RunDir) path(ctx context.Context, name string, p *Problem, o PathOptions
 			return nil, err
 		}
 	}
+	carry := &gated.KernelPath{} // the kernel method's state from point to point
 	for k := len(st.Points); k < len(betas); k++ {
 		if err := ctx.Err(); err != nil {
 			return &PathResult{Points: st.Points, Network: net}, err
 		}
 		prog.Beta = betas[k]
-		opt := gated.Options{Tol: o.Solve.Tol, MaxIter: o.Solve.MaxIter, Rank: o.Solve.Rank, Start: start}
+		opt := gated.Options{Tol: o.Solve.Tol, MaxIter: o.Solve.MaxIter, Rank: o.Solve.Rank, Start: start, Path: carry}
 		t0 := time.Now()
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if o.Solve.Seconds > 0 {

@@ -50,11 +50,18 @@ import (
 // (unless the gap is within 100·Tol and P·d·c too large for its exact
 // system: the solve then returns its certificate as it is).
 //
-// Every step factors the n×n matrix M_t (Cholesky, n³/3 flops) and keeps
-// XXᵀ: 2·8n² bytes, so n is at most KernelMaxRows. The cost does not grow
-// with d or P, and programs that nearly interpolate (small β), where
-// first-order methods on W stall, are certified in a few steps. Options:
-// Tol, MaxIter (steps, 100 when 0), Start (t_i = ‖W_i‖_F/β; otherwise all
+// A step factors the n×n matrix M_t (Cholesky, n³/3 flops) unless it
+// changes t so little that conjugate gradients preconditioned by the last
+// factor solve M_t Λ = T to the certificate's accuracy in a few products
+// with X (solveAt: every t_i within a factor reuseKappa of the factor's,
+// as in the last steps of a solve); the Hessian is then taken with the
+// last factor, an approximation within the same factor. The method keeps
+// XXᵀ and the factor: 2·8n² bytes, so n is at most KernelMaxRows. The
+// cost does not grow with d or P, and programs that nearly interpolate
+// (small β), where first-order methods on W stall, are certified in a few
+// steps. Options: Tol, MaxIter (steps, 100 when 0), Start (t_i =
+// ‖W_i‖_F/β; a start of zeros, or none, is checked first: at β ≥ β_max the
+// zero weights are certified optimal without forming XXᵀ; otherwise all
 // t_i = 1/mean diag(XXᵀ)), Progress; CertifyEvery and Rank do not apply.
 func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	opt, err := squaredOptions(p, opt, "the kernel method", 100)
@@ -78,16 +85,7 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		}
 	}
 	start := time.Now()
-	ks := newKernelSystem(p)
-	if sum(t) == 0 {
-		tr := 0.0
-		for k := 0; k < n; k++ {
-			tr += ks.k[k*n+k]
-		}
-		for i := range t {
-			t[i] = float64(n) / math.Max(tr, 1e-300)
-		}
-	}
+	ops := newGateOps(p.X, p.Gates, c)
 
 	res := &Result{}
 	var best Weights
@@ -97,8 +95,17 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 	wz := mat.NewDense(d, np*c, nil)
 	f, g := mat.NewDense(n, c, nil), mat.NewDense(n, c, nil)
 	a := make([]float64, np)
-	// evaluate factors M_t, solves M_t Λ = T and returns F(t).
+	var ks *kernelSystem // formed after the zero point: XXᵀ and the factor
+	// evaluate solves M_t Λ = T, by conjugate gradients with the factor
+	// at hand when t is close to its weights (solveAt), otherwise by
+	// factoring M_t, and returns F(t).
+	resid := mat.NewDense(n, c, nil)
 	evaluate := func(t []float64) (float64, error) {
+		if ks.solveAt(lam, resid, p.Targets, t, p.Beta) {
+			// F(t) = max_Λ ⟨T, Λ⟩ − ½⟨Λ, M_tΛ⟩ = ½⟨T, Λ⟩ + ½⟨Λ, R⟩ at
+			// Λ with residual R = T − M_tΛ, low by ½‖δ‖²_{M_t}.
+			return 0.5*inner(p.Targets, lam) + 0.5*inner(lam, resid) + 0.5*p.Beta*p.Beta*sum(t), nil
+		}
 		if err := ks.factor(t); err != nil {
 			return 0, err
 		}
@@ -107,7 +114,7 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		return 0.5*inner(p.Targets, lam) + 0.5*p.Beta*p.Beta*sum(t), nil
 	}
 	certify := func(iter int) {
-		ks.ops.backward(z, lam)
+		ops.backward(z, lam)
 		w := make(Weights, np)
 		for i := range w {
 			zi := z.Slice(0, d, i*c, (i+1)*c).(*mat.Dense)
@@ -116,7 +123,7 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			w[i].Scale(t[i], zi)
 			wz.Slice(0, d, i*c, (i+1)*c).(*mat.Dense).Copy(w[i])
 		}
-		ks.ops.forward(f, wz)
+		ops.forward(f, wz)
 		up := p.LossValue(f) + p.Beta*p.Regularizer(w)
 		// The dual point is Λ itself, scaled to feasibility: the residual
 		// F − T of the weights loses Λ's digits to cancellation (F ≈ T
@@ -141,6 +148,37 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		res.History = append(res.History, it)
 		if opt.Progress != nil {
 			opt.Progress(it)
+		}
+	}
+	if sum(t) == 0 {
+		// At t = 0, M_t = I and Λ = T: when every ‖XᵀD_iT‖_F ≤ β (β at
+		// least β_max) the zero weights are optimal, certified without
+		// forming XXᵀ.
+		lam.Copy(p.Targets)
+		ops.backward(z, lam)
+		if maxBlockNorm(z, np, c, p.Groups) <= p.Beta {
+			certify(0)
+			res.W, res.Objective, res.Cert = best, bestCert.Upper, bestCert
+			return res, nil
+		}
+	}
+	if kp := opt.Path.resume(p, opt.Start); kp != nil {
+		// The last point's state: its factor and Λ at its kernel
+		// weights, from which the first step is Newton's for this β.
+		ks, ops = kp.ks, kp.ks.ops
+		ks.p = p
+		copy(t, kp.t)
+		lam.Copy(kp.lam)
+	} else {
+		ks = newKernelSystem(p, ops)
+	}
+	if sum(t) == 0 {
+		tr := 0.0
+		for k := 0; k < n; k++ {
+			tr += ks.k[k*n+k]
+		}
+		for i := range t {
+			t[i] = float64(n) / math.Max(tr, 1e-300)
 		}
 	}
 	fval, err := evaluate(t)
@@ -262,6 +300,10 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		}
 	}
 	res.W, res.Objective, res.Cert, res.Iterations = best, bestCert.Upper, bestCert, iter
+	if kp := opt.Path; kp != nil {
+		kp.ks, kp.t, kp.w = ks, slices.Clone(t), res.W
+		kp.lam = mat.DenseCopyOf(lam)
+	}
 	if stalled && bestCert.Gap > opt.Tol && iter < opt.MaxIter && (bestCert.Gap > 100*opt.Tol || np*d*c <= denseLimit) {
 		// M_t too ill-conditioned for F's descent to show (huge weights
 		// of programs that cannot interpolate): Newton's method on the
@@ -330,6 +372,7 @@ func solveKernelPerClass(ctx context.Context, p *Problem, opt Options) (*Result,
 			return it
 		}
 		o := opt
+		o.Path = nil // each class is a program of its own
 		if opt.Start != nil {
 			o.Start = starts[j]
 		}
@@ -609,21 +652,36 @@ const KernelMaxRows = 20000
 // kernelSystem holds K = XXᵀ and the Cholesky factor of M_t at the last
 // t factored, with work space.
 type kernelSystem struct {
-	p    *Problem
-	ops  *gateOps
-	n, c int
-	k    []float64  // lower triangle of XXᵀ, n×n row-major
-	chol []float64  // Cholesky factor (lower) of M_t
-	gam  []float64  // n×P, √t_i on gate i
-	u, v *mat.Dense // n×Pc: V = [D_iXZ_i] and M_t⁻¹V
+	p              *Problem
+	ops            *gateOps
+	n, c           int
+	k              []float64  // lower triangle of XXᵀ, n×n row-major
+	chol           []float64  // Cholesky factor (lower) of M_t
+	gam            []float64  // n×P, √t_i on gate i
+	u, v           *mat.Dense // n×Pc: V = [D_iXZ_i] and M_t⁻¹V
+	ref            []float64  // the kernel weights of chol (nil: none yet)
+	factorizations int        // of M_t so far
+
+	gateTrace []float64 // tr(D_iXXᵀD_i) = Σ_{k in gate i} ‖x_k‖²
+
+	pr, pz, pp, pq *mat.Dense // solveAt's n×c work space
+	pw             *mat.Dense // and its d×Pc
 }
 
-func newKernelSystem(p *Problem) *kernelSystem {
+func newKernelSystem(p *Problem, ops *gateOps) *kernelSystem {
 	n, _, np, c := p.Dims()
-	ks := &kernelSystem{p: p, ops: newGateOps(p.X, p.Gates, c), n: n, c: c,
+	ks := &kernelSystem{p: p, ops: ops, n: n, c: c,
 		k: make([]float64, n*n), chol: make([]float64, n*n), gam: make([]float64, n*np),
 		u: mat.NewDense(n, np*c, nil), v: mat.NewDense(n, np*c, nil)}
 	blas64.Syrk(blas.NoTrans, 1, p.X.RawMatrix(), 0, blas64.Symmetric{N: n, Stride: n, Data: ks.k, Uplo: blas.Lower})
+	ks.gateTrace = make([]float64, np)
+	for i, g := range p.Gates {
+		for k, on := range g {
+			if on {
+				ks.gateTrace[i] += ks.k[k*n+k]
+			}
+		}
+	}
 	return ks
 }
 
@@ -650,9 +708,12 @@ func (ks *kernelSystem) factor(t []float64) error {
 		}
 		row[k]++
 	}
+	ks.ref = nil
 	if _, ok := lapack64.Potrf(blas64.Symmetric{N: n, Stride: n, Data: ks.chol, Uplo: blas.Lower}); !ok {
 		return errors.New("gated: the Cholesky factorization of I + K_t failed (non-finite kernel weights?)")
 	}
+	ks.ref = append(ks.ref[:0], t...)
+	ks.factorizations++
 	return nil
 }
 

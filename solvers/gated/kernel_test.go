@@ -338,3 +338,188 @@ func TestSolveKernelHardPrograms(t *testing.T) {
 		}
 	}
 }
+
+// Conjugate gradients with the factor of M at other kernel weights
+// (solveAt) give the direct solve's Λ to the certificate's accuracy when
+// every weight is within reuseKappa of the factor's, and refuse (for a
+// factorization) when a weight moves further, enters or leaves: on 200
+// random programs, with zero and warm starts, one to three outputs.
+func TestSolveAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 13))
+	solved := 0
+	for trial := 0; trial < 200; trial++ {
+		n, d, np, c := 20+rng.IntN(100), 2+rng.IntN(8), 2+rng.IntN(10), 1+2*rng.IntN(2)
+		beta := math.Pow(10, -3+3*rng.Float64())
+		p := randomProblem(t, uint64(900+trial), n, d, np, c, Squared, Joint, beta)
+		ks := newKernelSystem(p, newGateOps(p.X, p.Gates, c))
+		ref, s := make([]float64, np), make([]float64, np)
+		scale := math.Pow(10, 4*rng.Float64()) // up to near interpolation
+		spread := 0.5                          // ratios within reuseKappa^±½: κ ≤ reuseKappa
+		if trial%4 == 0 {
+			spread = 1 // κ up to reuseKappa²: some refused
+		}
+		for i := range ref {
+			if i > 0 && rng.IntN(4) == 0 {
+				continue // a gate off in both
+			}
+			ref[i] = scale * math.Pow(10, 2*rng.Float64()-1)
+			s[i] = ref[i] * math.Pow(reuseKappa, spread*(2*rng.Float64()-1))
+		}
+		kappa := kappaBound(s, ref)
+		if err := ks.factor(ref); err != nil {
+			t.Fatal(err)
+		}
+		lam, res := mat.NewDense(n, c, nil), mat.NewDense(n, c, nil)
+		if trial%2 == 1 {
+			lam.Copy(p.Targets) // a start far from Λ
+		}
+		ok := ks.solveAt(lam, res, p.Targets, s, beta)
+		if kappa > reuseKappa {
+			if ok {
+				t.Fatalf("trial %d: κ bound %.3g > %v, yet solved by conjugate gradients", trial, kappa, reuseKappa)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("trial %d (n %d, d %d, P %d, c %d, scale %.2g): κ bound %.3g, conjugate gradients did not converge", trial, n, d, np, c, scale, kappa)
+			continue
+		}
+		solved++
+		// The direct solve at s, a reference refined from it (three
+		// steps of iterative refinement), and every active gate's a_i
+		// from the three: conjugate gradients are within 10⁻⁹β of the
+		// reference or no further from it than the direct solve.
+		direct := mat.DenseCopyOf(p.Targets)
+		if err := ks.factor(s); err != nil {
+			t.Fatal(err)
+		}
+		ks.solve(direct)
+		want, r, m := mat.DenseCopyOf(direct), mat.NewDense(n, c, nil), mat.NewDense(n, c, nil)
+		for range 3 {
+			ks.applyM(m, want, mat.NewDense(d, np*c, nil), s)
+			r.Sub(p.Targets, m)
+			ks.solve(r)
+			want.Add(want, r)
+		}
+		zg, zd, zw := mat.NewDense(d, np*c, nil), mat.NewDense(d, np*c, nil), mat.NewDense(d, np*c, nil)
+		ks.ops.backward(zg, lam)
+		ks.ops.backward(zd, direct)
+		ks.ops.backward(zw, want)
+		for i := range s {
+			if s[i] == 0 {
+				continue
+			}
+			block := func(z *mat.Dense) float64 { return mat.Norm(z.Slice(0, d, i*c, (i+1)*c), 2) }
+			ag, ad, aw := block(zg), block(zd), block(zw)
+			if e := math.Abs(ag - aw); e > 1e-9*beta && e > 2*math.Abs(ad-aw) {
+				t.Errorf("trial %d gate %d (t %.3g): a_i %.15g by conjugate gradients, %.15g by the factor, %.15g refined", trial, i, s[i], ag, ad, aw)
+			}
+		}
+	}
+	if solved < 150 {
+		t.Errorf("only %d of 200 programs within the bound: the test checks too little", solved)
+	}
+	// Gates entering or leaving, or a weight beyond the bound: refused.
+	p := randomProblem(t, 77, 40, 4, 3, 1, Squared, Joint, 0.1)
+	ks := newKernelSystem(p, newGateOps(p.X, p.Gates, 1))
+	if err := ks.factor([]float64{1, 2, 0}); err != nil {
+		t.Fatal(err)
+	}
+	lam := mat.NewDense(40, 1, nil)
+	for _, s := range [][]float64{{1, 2, 1e-9}, {1, 0, 0}, {1, 2 * reuseKappa * 1.01, 0}} {
+		if ks.solveAt(lam, nil, p.Targets, s, 0.1) {
+			t.Errorf("weights %v from the factor at [1 2 0]: solved by conjugate gradients", s)
+		}
+	}
+}
+
+// At β ≥ β_max the zero weights are optimal: the kernel method certifies
+// them at t = 0 without a step (and without forming XXᵀ); just below
+// β_max it takes steps and some gate enters.
+func TestSolveKernelZeroPoint(t *testing.T) {
+	for seed := uint64(0); seed < 20; seed++ {
+		p := randomProblem(t, 300+seed, 50, 4, 6, 1+2*int(seed%2), Squared, Joint, 1)
+		bmax, err := p.BetaMax()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []float64{1.0001, 0.9} {
+			p.Beta = f * bmax
+			res, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			zero := true
+			for _, w := range res.W {
+				zero = zero && mat.Norm(w, 2) == 0
+			}
+			if res.Cert.Gap > 1e-9 {
+				t.Errorf("seed %d, β = %v·β_max: certified only %.1e", seed, f, res.Cert.Gap)
+			}
+			if f > 1 && (!zero || res.Iterations != 0) {
+				t.Errorf("seed %d, β above β_max: %d steps, zero weights %v", seed, res.Iterations, zero)
+			}
+			if f < 1 && zero {
+				t.Errorf("seed %d, β = 0.9·β_max: zero weights returned", seed)
+			}
+		}
+	}
+}
+
+// A regularization path through one KernelPath: every point certified and
+// its bracket intersecting that of a solve from the same start without the
+// carried state, with fewer factorizations of M_t over the twelve paths
+// (the first step from the last point's weights is taken with its factor);
+// a start other than the weights the last solve returned, or another
+// program, does not use the state.
+func TestKernelPath(t *testing.T) {
+	withCarry, without := 0, 0
+	for seed := uint64(0); seed < 12; seed++ {
+		p := randomProblem(t, 700+seed, 60+int(seed)*10, 4, 8, 1+2*int(seed%2), Squared, Joint, 1)
+		bmax, err := p.BetaMax()
+		if err != nil {
+			t.Fatal(err)
+		}
+		carry := &KernelPath{}
+		var start Weights
+		for k := 0; k < 10; k++ {
+			p.Beta = bmax * math.Pow(1e-2, float64(k+1)/10)
+			fresh := &KernelPath{} // the same start, no state: its own count
+			ref, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9, Start: start, Path: fresh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := SolveKernel(context.Background(), p, Options{Tol: 1e-9, Start: start, Path: carry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fresh.ks != nil {
+				without += fresh.ks.factorizations
+			}
+			slack := 1e-12 * math.Max(1, math.Abs(ref.Objective))
+			if res.Cert.Gap > 1e-9 || res.Cert.Lower > ref.Cert.Upper+slack || ref.Cert.Lower > res.Cert.Upper+slack {
+				t.Errorf("seed %d, point %d: carried [%.12g, %.12g] (gap %.1e), fresh [%.12g, %.12g]", seed, k, res.Cert.Lower, res.Cert.Upper, res.Cert.Gap, ref.Cert.Lower, ref.Cert.Upper)
+			}
+			start = res.W
+		}
+		if carry.ks != nil {
+			withCarry += carry.ks.factorizations
+		}
+		// Another start, or another program: the state is not used.
+		if carry.resume(p, nil) != nil || carry.resume(p, Weights{mat.NewDense(4, p.Targets.RawMatrix().Cols, nil)}) != nil {
+			t.Errorf("seed %d: state offered for another start", seed)
+		}
+		q := *p
+		q.Targets = mat.DenseCopyOf(p.Targets)
+		if carry.resume(&q, start) != nil {
+			t.Errorf("seed %d: state offered for other targets", seed)
+		}
+		if carry.resume(p, start) == nil {
+			t.Errorf("seed %d: state refused for its own program and start", seed)
+		}
+	}
+	t.Logf("%d factorizations along the paths with the state carried, %d without", withCarry, without)
+	if withCarry >= without {
+		t.Errorf("%d factorizations along the paths with the state carried, %d without", withCarry, without)
+	}
+}

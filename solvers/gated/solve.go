@@ -31,6 +31,10 @@ type Options struct {
 	Rank int
 	// Progress, when set, is called after every certificate.
 	Progress func(Iterate)
+	// Path, when set, carries the kernel method's state from one solve to
+	// the next on the same data (a regularization path); the other
+	// methods ignore it. See KernelPath.
+	Path *KernelPath
 }
 
 // Iterate is one certified step of Solve.
