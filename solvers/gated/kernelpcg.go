@@ -32,13 +32,10 @@ import (
 // (TestKernelPath). A zero KernelPath is ready; it holds 2·8n² bytes while
 // referenced, and it is not for concurrent solves.
 type KernelPath struct {
-	ks       *kernelSystem
-	t        []float64 // the kernel weights the last solve ended at
-	beta     float64   // its β
-	prevT    []float64 // and those of the solve before it, with its β
-	prevBeta float64
-	lam      *mat.Dense // M_t⁻¹T there, a warm start for conjugate gradients
-	w        Weights    // the weights it returned
+	ks  *kernelSystem
+	t   []float64  // the kernel weights the last solve ended at
+	lam *mat.Dense // Λ there (or at its last trial), a warm start for conjugate gradients
+	w   Weights    // the weights it returned
 }
 
 // resume returns the state kept for p, started from start, or nil when
@@ -68,9 +65,6 @@ func (kp *KernelPath) resume(p *Problem, start Weights) *KernelPath {
 // reuseKappa is the largest bound κ at which solveAt tries conjugate
 // gradients with the factor at hand rather than factoring anew.
 const reuseKappa = 1.2
-
-// eps is the unit roundoff of float64.
-const eps = 0x1p-53
 
 // pcgMaxIter bounds solveAt's conjugate-gradient iterations.
 const pcgMaxIter = 60
@@ -118,10 +112,12 @@ func (ks *kernelSystem) applyM(out, in, zs *mat.Dense, s []float64) {
 // solve gives the certificate: the error δ of each column small in
 // M_s-norm, ‖δ‖_{M_s} ≤ tol, where tol is set so that every active gate's
 // a_i = ‖XᵀD_iΛ‖_F changes by at most 10⁻¹⁰β (‖XᵀD_iδ‖² = δᵀK_iδ ≤
-// ‖δ‖²_{M_s}/s_i). The estimate of ‖δ‖²_{M_s} is κ·rᵀM_ref⁻¹r with the
-// residual r recomputed at the end. It returns false (Λ then unusable)
-// when the bound κ on M_ref⁻¹M_s exceeds reuseKappa or the iterations do
-// not reach the accuracy; res gets the final residual T − M_sΛ.
+// ‖δ‖²_{M_s}/s_i); where the iterations stop before (the rounding floor of
+// the residual, or pcgMaxIter), within 10⁴·tol. The estimate of ‖δ‖²_{M_s} is
+// κ·rᵀM_ref⁻¹r with the residual r recomputed at the end. It returns false
+// (Λ is then a partial solve, to be replaced) when the bound κ on
+// M_ref⁻¹M_s exceeds reuseKappa or the iterations do not reach that
+// accuracy; res, when not nil, gets the final residual T − M_sΛ.
 func (ks *kernelSystem) solveAt(lam, res *mat.Dense, t *mat.Dense, s []float64, beta float64) bool {
 	if ks.ref == nil {
 		return false
@@ -169,8 +165,8 @@ func (ks *kernelSystem) solveAt(lam, res *mat.Dense, t *mat.Dense, s []float64, 
 	// accuracy is of the same order): where the estimate stops falling
 	// (by 4× in three iterations) the iterations are at that floor.
 	var hist [3]float64
-	its := 0
-	for ; its < pcgMaxIter && !below(tol); its++ {
+	alpha := make([]float64, c)
+	for its := 0; its < pcgMaxIter && !below(tol); its++ {
 		worst := 0.0
 		for _, v := range rz {
 			worst = math.Max(worst, v)
@@ -181,8 +177,8 @@ func (ks *kernelSystem) solveAt(lam, res *mat.Dense, t *mat.Dense, s []float64, 
 		hist[its%3] = worst
 		ks.applyM(q, p, ks.pw, s)
 		pq := colDots(p, q)
-		alpha := make([]float64, c)
 		for j := range alpha {
+			alpha[j] = 0
 			if pq[j] > 0 {
 				alpha[j] = rz[j] / pq[j]
 			}
@@ -211,8 +207,9 @@ func (ks *kernelSystem) solveAt(lam, res *mat.Dense, t *mat.Dense, s []float64, 
 	if res != nil {
 		res.Copy(r)
 	}
-	// Accepted at tol, or at a rounding floor below 10⁻⁶β√s_min.
-	return below(tol) || below(1e4*tol)
+	// Stopped at tol, or early (the rounding floor, or the cap): accepted
+	// within 10⁴·tol, 10⁻⁶β√s_min.
+	return below(1e4 * tol)
 }
 
 // colDots returns the inner products of the columns of a and b.
