@@ -675,6 +675,8 @@ type kernelSystem struct {
 
 	gateTrace []float64 // tr(D_iXXᵀD_i) = Σ_{k in gate i} ‖x_k‖²
 
+	eu, em, ey, ez *mat.Dense // hessian's correction: n×Pc; n×b, n×b, d×b (b ≤ correctionColumns, or Pc)
+
 	pr, pz, pp, pq *mat.Dense // solveAt's n×c work space
 	pw             *mat.Dense // and its d×Pc
 }
@@ -734,7 +736,18 @@ func (ks *kernelSystem) solve(b *mat.Dense) {
 	lapack64.Potrs(blas64.Triangular{N: ks.n, Stride: ks.n, Data: ks.chol, Uplo: blas.Lower, Diag: blas.NonUnit}, raw)
 }
 
+// correctionColumns bounds the columns of hessian's products with X (the
+// gates that moved, Pc columns each): 1024 columns of n ≤ KernelMaxRows
+// rows are at most 164 MB.
+const correctionColumns = 1024
+
 // hessian sets h to H_ij = ⟨V_i, M_t⁻¹V_j⟩ with V_i = D_iXZ_i (z = [Z_i]).
+// When the factor at hand is of M at other weights r (solveAt's reuse,
+// M_t ⪯ reuseKappa·M_r), M_t⁻¹ is taken to first order about M_r:
+// M_t⁻¹ ≈ M_r⁻¹ − M_r⁻¹EM_r⁻¹ with E = M_t − M_r = Σ_k (t_k − r_k)K_k, so
+// H ≈ VᵀM_r⁻¹V − UᵀEU with U = M_r⁻¹V: an error of order (κ − 1)² instead
+// of κ − 1 (the matrix M_r⁻¹(2M_r − M_t)M_r⁻¹ stays positive definite for
+// κ < 2), at P products of X with U.
 func (ks *kernelSystem) hessian(h []float64, z *mat.Dense, t []float64) {
 	np, c, n := len(t), ks.c, ks.n
 	ks.u.Mul(ks.p.X, z)
@@ -750,16 +763,83 @@ func (ks *kernelSystem) hessian(h []float64, z *mat.Dense, t []float64) {
 	v := ks.v
 	v.Copy(ks.u)
 	ks.solve(ks.u)
-	for i := 0; i < np; i++ {
-		for j := 0; j <= i; j++ {
-			s := 0.0
-			for k := 0; k < n; k++ {
-				vr, sr := v.RawRowView(k), ks.u.RawRowView(k)
-				for a := 0; a < c; a++ {
-					s += vr[i*c+a] * sr[j*c+a]
+	gram := func(a, b *mat.Dense, sign float64) {
+		for i := 0; i < np; i++ {
+			for j := 0; j <= i; j++ {
+				s := 0.0
+				for k := 0; k < n; k++ {
+					ar, br := a.RawRowView(k), b.RawRowView(k)
+					for q := 0; q < c; q++ {
+						s += ar[i*c+q] * br[j*c+q]
+					}
+				}
+				h[i*np+j] += sign * s
+				if j != i {
+					h[j*np+i] += sign * s
 				}
 			}
-			h[i*np+j], h[j*np+i] = s, s
 		}
 	}
+	clear(h)
+	gram(v, ks.u, 1)
+	if ks.ref == nil || slices.Equal(ks.ref, t) {
+		return
+	}
+	// E·U = Σ_k (t_k − r_k)·D_kX(XᵀD_kU), the gates that moved side by
+	// side (their Pc columns each) in products with X of at most
+	// correctionColumns columns.
+	var moved []int
+	for g := range ks.p.Gates {
+		if t[g] != ks.ref[g] {
+			moved = append(moved, g)
+		}
+	}
+	w := np * c
+	batch := max(1, correctionColumns/w)
+	_, d, _, _ := ks.p.Dims()
+	if ks.eu == nil {
+		cols := min(batch, np) * w
+		ks.eu = mat.NewDense(n, w, nil)
+		ks.em, ks.ey = mat.NewDense(n, cols, nil), mat.NewDense(n, cols, nil)
+		ks.ez = mat.NewDense(d, cols, nil)
+	}
+	eu := ks.eu
+	eu.Zero()
+	for len(moved) > 0 {
+		part := moved[:min(batch, len(moved))]
+		moved = moved[len(part):]
+		cols := len(part) * w
+		em := ks.em.Slice(0, n, 0, cols).(*mat.Dense)
+		ez := ks.ez.Slice(0, d, 0, cols).(*mat.Dense)
+		ey := ks.ey.Slice(0, n, 0, cols).(*mat.Dense)
+		mr, ur := em.RawMatrix(), ks.u.RawMatrix()
+		for k := 0; k < n; k++ {
+			urow := ur.Data[k*ur.Stride : k*ur.Stride+w]
+			mrow := mr.Data[k*mr.Stride : k*mr.Stride+cols]
+			for b, g := range part {
+				if ks.p.Gates[g][k] {
+					copy(mrow[b*w:(b+1)*w], urow)
+				} else {
+					clear(mrow[b*w : (b+1)*w])
+				}
+			}
+		}
+		ez.Mul(ks.p.X.T(), em)
+		ey.Mul(ks.p.X, ez)
+		yr, er := ey.RawMatrix(), eu.RawMatrix()
+		for k := 0; k < n; k++ {
+			e := er.Data[k*er.Stride : k*er.Stride+w]
+			yrow := yr.Data[k*yr.Stride : k*yr.Stride+cols]
+			for b, g := range part {
+				if !ks.p.Gates[g][k] {
+					continue
+				}
+				delta := t[g] - ks.ref[g]
+				for q, val := range yrow[b*w : (b+1)*w] {
+					e[q] += delta * val
+				}
+			}
+		}
+	}
+	gram(ks.u, eu, -1)
 }
