@@ -675,6 +675,7 @@ type kernelSystem struct {
 
 	gateTrace []float64 // tr(D_iXXᵀD_i) = Σ_{k in gate i} ‖x_k‖²
 
+	g              *mat.Dense // hessian's Pc×Pc products
 	eu, em, ey, ez *mat.Dense // hessian's correction: n×Pc; n×b, n×b, d×b (b ≤ correctionColumns, or Pc)
 
 	pr, pz, pp, pq *mat.Dense // solveAt's n×c work space
@@ -763,19 +764,24 @@ func (ks *kernelSystem) hessian(h []float64, z *mat.Dense, t []float64) {
 	v := ks.v
 	v.Copy(ks.u)
 	ks.solve(ks.u)
+	// gram adds sign·Σ_q ⟨a_iq, b_jq⟩ to h_ij (a_iq: column q of block i),
+	// from one product aᵀb, symmetrized (the sums are symmetric in exact
+	// arithmetic).
 	gram := func(a, b *mat.Dense, sign float64) {
+		if ks.g == nil {
+			ks.g = mat.NewDense(np*c, np*c, nil)
+		}
+		ks.g.Mul(a.T(), b)
+		gr := ks.g.RawMatrix()
 		for i := 0; i < np; i++ {
 			for j := 0; j <= i; j++ {
 				s := 0.0
-				for k := 0; k < n; k++ {
-					ar, br := a.RawRowView(k), b.RawRowView(k)
-					for q := 0; q < c; q++ {
-						s += ar[i*c+q] * br[j*c+q]
-					}
+				for q := 0; q < c; q++ {
+					s += gr.Data[(i*c+q)*gr.Stride+j*c+q] + gr.Data[(j*c+q)*gr.Stride+i*c+q]
 				}
-				h[i*np+j] += sign * s
+				h[i*np+j] += sign * s / 2
 				if j != i {
-					h[j*np+i] += sign * s
+					h[j*np+i] += sign * s / 2
 				}
 			}
 		}
