@@ -55,7 +55,7 @@ import (
 // factor solve M_t Λ = T to the certificate's accuracy in a few products
 // with X (solveAt: every t_i within a factor reuseKappa of the factor's,
 // as in the last steps of a solve); the Hessian is then taken with the
-// last factor, an approximation within the same factor. The method keeps
+// last factor, corrected to first order in the change of M_t (hessian). The method keeps
 // XXᵀ and the factor: 2·8n² bytes, so n is at most KernelMaxRows. The
 // cost does not grow with d or P, and programs that nearly interpolate
 // (small β), where first-order methods on W stall, are certified in a few
@@ -151,13 +151,21 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 			opt.Progress(it)
 		}
 	}
+	// bmax is β_max = max_i ‖XᵀD_iT‖_F, the products at t = 0 (M_t = I,
+	// Λ = T), computed once for the zero point and the start.
+	bmax := math.NaN()
+	betaMax := func() float64 {
+		if math.IsNaN(bmax) {
+			lam.Copy(p.Targets)
+			ops.backward(z, lam)
+			bmax = maxBlockNorm(z, np, c, p.Groups)
+		}
+		return bmax
+	}
 	if sum(t) == 0 {
-		// At t = 0, M_t = I and Λ = T: when every ‖XᵀD_iT‖_F ≤ β (β at
-		// least β_max) the zero weights are optimal, certified without
-		// forming XXᵀ.
-		lam.Copy(p.Targets)
-		ops.backward(z, lam)
-		if maxBlockNorm(z, np, c, p.Groups) <= p.Beta {
+		// At t = 0: when β ≥ β_max the zero weights are optimal,
+		// certified without forming XXᵀ.
+		if betaMax() <= p.Beta {
 			certify(0)
 			res.W, res.Objective, res.Cert = best, bestCert.Upper, bestCert
 			return res, nil
@@ -181,9 +189,7 @@ func SolveKernel(ctx context.Context, p *Problem, opt Options) (*Result, error) 
 		// two factorizations instead of four from the unit alone; on 300
 		// random programs 1310 steps in all (at most 17) against 1567 (at
 		// most 47).
-		lam.Copy(p.Targets)
-		ops.backward(z, lam)
-		bmax := maxBlockNorm(z, np, c, p.Groups)
+		bmax := betaMax()
 		tr := 0.0
 		for k := 0; k < n; k++ {
 			tr += ks.k[k*n+k]
@@ -673,8 +679,6 @@ type kernelSystem struct {
 	ref            []float64  // the kernel weights of chol (nil: none yet)
 	factorizations int        // of M_t so far
 
-	gateTrace []float64 // tr(D_iXXᵀD_i) = Σ_{k in gate i} ‖x_k‖²
-
 	g              *mat.Dense // hessian's Pc×Pc products
 	eu, em, ey, ez *mat.Dense // hessian's correction: n×Pc; n×b, n×b, d×b (b ≤ correctionColumns, or Pc)
 
@@ -688,14 +692,6 @@ func newKernelSystem(p *Problem, ops *gateOps) *kernelSystem {
 		k: make([]float64, n*n), chol: make([]float64, n*n), gam: make([]float64, n*np),
 		u: mat.NewDense(n, np*c, nil), v: mat.NewDense(n, np*c, nil)}
 	blas64.Syrk(blas.NoTrans, 1, p.X.RawMatrix(), 0, blas64.Symmetric{N: n, Stride: n, Data: ks.k, Uplo: blas.Lower})
-	ks.gateTrace = make([]float64, np)
-	for i, g := range p.Gates {
-		for k, on := range g {
-			if on {
-				ks.gateTrace[i] += ks.k[k*n+k]
-			}
-		}
-	}
 	return ks
 }
 
